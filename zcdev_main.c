@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * zcdev: /dev/zczero and /dev/zcfull, zero(4) and full(4) made fast.
+ *
+ * Both devices read as an endless run of zeros; writes to zczero are
+ * discarded and writes to zcfull fail with ENOSPC, as the stock devices
+ * do.  What differs is the cost: reads clear user memory with one
+ * `rep stosb` per large chunk (zcdev_clear.h), and splice hands out
+ * references to the zero page instead of copies (zcdev_pipe.c).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/miscdevice.h>
+#include <linux/module.h>
+#include <linux/sched/signal.h>
+#include <linux/sizes.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+#include "compat.h"
+#include "zcdev_clear.h"
+#include "zcdev_pipe.h"
+
+enum zc_read_path { ZC_READ_AUTO, ZC_READ_STOSB, ZC_READ_KERNEL };
+
+static const char * const zc_read_paths[] = {
+	[ZC_READ_AUTO]		= "auto",
+	[ZC_READ_STOSB]		= "stosb",
+	[ZC_READ_KERNEL]	= "kernel",
+};
+
+static int zc_read_path = ZC_READ_AUTO;
+static bool zc_use_stosb;		/* what zc_read_path resolves to */
+static unsigned int zc_read_chunk = SZ_1M;
+
+/*
+ * Below this size the kernel's own clear_user() is as fast: the string
+ * instruction's start-up cost is paid back from a few cache lines on.
+ */
+#define ZC_STOSB_MIN	256
+
+#ifdef ZC_HAVE_STOSB
+static bool zc_cpu_has_erms(void)
+{
+	return boot_cpu_has(X86_FEATURE_ERMS);
+}
+
+static unsigned long zc_clear_user(void __user *to, unsigned long len)
+{
+	if (unlikely(!access_ok(to, len)))
+		return len;
+	stac();
+	len = zc_stosb(to, len);
+	clac();
+	return len;
+}
+#else
+static bool zc_cpu_has_erms(void)
+{
+	return false;
+}
+
+#define zc_clear_user	clear_user
+#endif
+
+static void zc_resolve_read_path(int path)
+{
+	WRITE_ONCE(zc_use_stosb, path == ZC_READ_STOSB ||
+		   (path == ZC_READ_AUTO && zc_cpu_has_erms()));
+}
+
+static int read_path_set(const char *val, const struct kernel_param *kp)
+{
+	char name[16];
+	int path;
+
+	strscpy(name, val, sizeof(name));
+	path = sysfs_match_string(zc_read_paths, strim(name));
+	if (path < 0) {
+		pr_err("read_path: '%s' is not one of auto, stosb, kernel\n",
+		       name);
+		return -EINVAL;
+	}
+#ifndef ZC_HAVE_STOSB
+	if (path == ZC_READ_STOSB) {
+		pr_err("read_path: stosb needs an x86-64 CPU\n");
+		return -EINVAL;
+	}
+#endif
+	WRITE_ONCE(zc_read_path, path);
+	zc_resolve_read_path(path);
+	return 0;
+}
+
+static int read_path_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%s\n", zc_read_paths[READ_ONCE(zc_read_path)]);
+}
+
+static const struct kernel_param_ops read_path_ops = {
+	.set	= read_path_set,
+	.get	= read_path_get,
+};
+
+module_param_cb(read_path, &read_path_ops, NULL, 0644);
+MODULE_PARM_DESC(read_path,
+		 "How reads clear user memory: auto (rep stosb on ERMS CPUs), stosb, kernel (clear_user)");
+
+static int read_chunk_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int chunk;
+
+	if (kstrtouint(val, 0, &chunk) || chunk < PAGE_SIZE || chunk > SZ_64M) {
+		pr_err("read_chunk: give a byte count from %lu to %u\n",
+		       PAGE_SIZE, SZ_64M);
+		return -EINVAL;
+	}
+	WRITE_ONCE(zc_read_chunk, chunk);
+	return 0;
+}
+
+static const struct kernel_param_ops read_chunk_ops = {
+	.set	= read_chunk_set,
+	.get	= param_get_uint,
+};
+
+module_param_cb(read_chunk, &read_chunk_ops, &zc_read_chunk, 0644);
+MODULE_PARM_DESC(read_chunk,
+		 "Bytes cleared between checks for signals and rescheduling (4096..67108864, default 1 MiB)");
+
+/* The current user segment of a ubuf or iovec iterator. */
+static void __user *iter_user_addr(const struct iov_iter *iter)
+{
+	if (iter_is_ubuf(iter))
+		return iter->ubuf + iter->iov_offset;
+	return iter_iov(iter)->iov_base + iter->iov_offset;
+}
+
+static size_t iter_user_len(const struct iov_iter *iter)
+{
+	if (iter_is_ubuf(iter))
+		return iter->count;
+	return iter_iov(iter)->iov_len - iter->iov_offset;
+}
+
+/* Clear @bytes of a user iterator, segment by segment; stop at a fault. */
+static size_t zero_user_iter(size_t bytes, struct iov_iter *iter)
+{
+	size_t done = 0;
+
+	might_fault();
+	while (done < bytes) {
+		size_t len = min(iter_user_len(iter), bytes - done);
+		size_t left = zc_clear_user(iter_user_addr(iter), len);
+
+		iov_iter_advance(iter, len - left);
+		done += len - left;
+		if (left)
+			break;
+	}
+	return done;
+}
+
+static size_t zero_iter(size_t bytes, struct iov_iter *iter)
+{
+	if (READ_ONCE(zc_use_stosb) && bytes >= ZC_STOSB_MIN &&
+	    user_backed_iter(iter))
+		return zero_user_iter(bytes, iter);
+	return iov_iter_zero(bytes, iter);
+}
+
+static ssize_t read_iter_zero(struct kiocb *iocb, struct iov_iter *iter)
+{
+	size_t chunk_max = READ_ONCE(zc_read_chunk);
+	size_t written = 0;
+
+	while (iov_iter_count(iter)) {
+		size_t chunk = min(iov_iter_count(iter), chunk_max), n;
+
+		n = zero_iter(chunk, iter);
+		if (!n)
+			return written ? written : -EFAULT;
+		written += n;
+		if (n < chunk)		/* a fault part-way */
+			return written;
+		if (signal_pending(current))
+			return written;
+		if (!need_resched())
+			continue;
+		if (iocb->ki_flags & IOCB_NOWAIT)
+			return written;
+		cond_resched();
+	}
+	return written;
+}
+
+static ssize_t write_zero(struct file *file, const char __user *buf,
+			  size_t count, loff_t *ppos)
+{
+	return count;
+}
+
+static ssize_t write_iter_zero(struct kiocb *iocb, struct iov_iter *from)
+{
+	size_t count = iov_iter_count(from);
+
+	iov_iter_advance(from, count);
+	return count;
+}
+
+static ssize_t write_iter_full(struct kiocb *iocb, struct iov_iter *from)
+{
+	return -ENOSPC;
+}
+
+static loff_t zc_lseek(struct file *file, loff_t offset, int orig)
+{
+	return file->f_pos = 0;
+}
+
+/*
+ * As /dev/zero: a private mapping is anonymous memory, a shared one is
+ * shared anonymous memory, a shmem file of its own.  shmem_zero_setup()
+ * is not exported to modules any more, so do what it does.
+ */
+static int mmap_zero(struct file *file, struct vm_area_struct *vma)
+{
+	struct file *shm;
+
+	if (!(vma->vm_flags & VM_SHARED)) {
+		vma_set_anonymous(vma);
+		return 0;
+	}
+	shm = shmem_file_setup("dev/zero", vma->vm_end - vma->vm_start,
+			       zc_shmem_flags(vma));
+	if (IS_ERR(shm))
+		return PTR_ERR(shm);
+	vma_set_file(vma, shm);
+	fput(shm);
+	return vfs_mmap(shm, vma);
+}
+
+static int open_zc(struct inode *inode, struct file *file)
+{
+	file->f_mode |= FMODE_NOWAIT;	/* reads never block: io_uring inline */
+	return zc_pipe_open(file);
+}
+
+static int release_zc(struct inode *inode, struct file *file)
+{
+	zc_pipe_release(file);
+	return 0;
+}
+
+static const struct file_operations zero_fops = {
+	.owner		= THIS_MODULE,
+	.open		= open_zc,
+	.release	= release_zc,
+	.llseek		= zc_lseek,
+	.read_iter	= read_iter_zero,
+	.write		= write_zero,
+	.write_iter	= write_iter_zero,
+	.splice_read	= splice_read_zero,
+	.splice_write	= splice_write_zero,
+	.mmap		= mmap_zero,
+};
+
+static const struct file_operations full_fops = {
+	.owner		= THIS_MODULE,
+	.open		= open_zc,
+	.release	= release_zc,
+	.llseek		= zc_lseek,
+	.read_iter	= read_iter_zero,
+	.write_iter	= write_iter_full,
+	.splice_read	= splice_read_zero,
+	.splice_write	= splice_write_full,
+};
+
+static struct miscdevice zczero_dev = {
+	.minor	= MISC_DYNAMIC_MINOR,
+	.name	= "zczero",
+	.fops	= &zero_fops,
+	.mode	= 0666,
+};
+
+static struct miscdevice zcfull_dev = {
+	.minor	= MISC_DYNAMIC_MINOR,
+	.name	= "zcfull",
+	.fops	= &full_fops,
+	.mode	= 0666,
+};
+
+static int __init zcdev_init(void)
+{
+	int ret;
+
+	zc_resolve_read_path(zc_read_path);
+	zc_pipe_init();
+	ret = misc_register(&zczero_dev);
+	if (ret)
+		return ret;
+	ret = misc_register(&zcfull_dev);
+	if (ret)
+		misc_deregister(&zczero_dev);
+	return ret;
+}
+
+static void __exit zcdev_exit(void)
+{
+	misc_deregister(&zcfull_dev);
+	misc_deregister(&zczero_dev);
+	zc_pipe_exit();
+}
+
+module_init(zcdev_init);
+module_exit(zcdev_exit);
+
+MODULE_DESCRIPTION("/dev/zczero and /dev/zcfull: zero(4) and full(4) with zero-copy splice");
+MODULE_AUTHOR("The zcdev developers");
+MODULE_LICENSE("GPL");
+MODULE_VERSION(ZCDEV_VERSION);
