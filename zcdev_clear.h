@@ -16,11 +16,10 @@
 #define ZCDEV_CLEAR_H
 
 #ifdef ZC_USERSPACE
-#define __zc_user
+#define __user
 #define ZC_STOSB_FIXUP(from, to)
 #else
 #include <asm/asm.h>
-#define __zc_user		__user
 /* A fault stops the string; the fixup resumes after it with %rcx left. */
 #define ZC_STOSB_FIXUP(from, to)	_ASM_EXTABLE_UA(from, to)
 #endif
@@ -36,7 +35,7 @@
  * Return: the number of bytes not cleared: 0, or the rest of the string
  * from the first byte that faulted.
  */
-static __always_inline unsigned long zc_stosb(void __zc_user *dst,
+static __always_inline unsigned long zc_stosb(void __user *dst,
 					      unsigned long len)
 {
 	asm volatile("1:	rep stosb\n"

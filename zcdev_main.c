@@ -36,7 +36,7 @@ static unsigned int zc_read_chunk = SZ_1M;
  * Below this size the kernel's own clear_user() is as fast: the string
  * instruction's start-up cost is paid back from a few cache lines on.
  */
-#define ZC_STOSB_MIN	256
+#define ZC_STOSB_MIN	SZ_1K
 
 #ifdef ZC_HAVE_STOSB
 static bool zc_cpu_has_erms(void)

@@ -151,15 +151,27 @@ static const struct pipe_buf_operations zero_pipe_buf_ops = {
 	.get		= zero_pipe_buf_get,
 };
 
+static void zero_buf(struct pipe_buffer *buf, size_t len,
+		     struct zc_epoch *epoch)
+{
+	*buf = (struct pipe_buffer) {
+		.page		= zc_zero_page,
+		.len		= len,
+		.ops		= &zero_pipe_buf_ops,
+		.private	= (unsigned long)epoch,
+	};
+}
+
 /* Called with the pipe locked and, by the VFS, waited for space. */
 ssize_t splice_read_zero(struct file *in, loff_t *ppos,
 			 struct pipe_inode_info *pipe, size_t len,
 			 unsigned int flags)
 {
 	struct zc_epoch *epoch = in->private_data;
+	struct pipe_buffer *bufs = pipe->bufs;
 	unsigned int head = pipe->head, mask = pipe->ring_size - 1;
 	unsigned int slots = pipe->max_usage - pipe_occupancy(head, pipe->tail);
-	size_t spliced = 0;
+	size_t spliced;
 
 	slots = min_t(size_t, slots, DIV_ROUND_UP(len, PAGE_SIZE));
 	if (!slots)
@@ -168,17 +180,11 @@ ssize_t splice_read_zero(struct file *in, loff_t *ppos,
 	if (!READ_ONCE(epoch->spliced))
 		WRITE_ONCE(epoch->spliced, true);
 	percpu_ref_get_many(&epoch->bufs, slots);
-	while (slots--) {
-		size_t chunk = min_t(size_t, len - spliced, PAGE_SIZE);
-
-		pipe->bufs[head++ & mask] = (struct pipe_buffer) {
-			.page		= zc_zero_page,
-			.len		= chunk,
-			.ops		= &zero_pipe_buf_ops,
-			.private	= (unsigned long)epoch,
-		};
-		spliced += chunk;
-	}
+	spliced = min_t(size_t, len, (size_t)slots << PAGE_SHIFT);
+	while (--slots)
+		zero_buf(&bufs[head++ & mask], PAGE_SIZE, epoch);
+	zero_buf(&bufs[head++ & mask],
+		 spliced - ((spliced - 1) & PAGE_MASK), epoch);
 	pipe->head = head;
 	return spliced;
 }
@@ -189,6 +195,7 @@ ssize_t splice_read_zero(struct file *in, loff_t *ppos,
  */
 static size_t zc_pipe_drain(struct pipe_inode_info *pipe, size_t len)
 {
+	struct pipe_buffer *bufs = pipe->bufs;
 	unsigned int tail = pipe->tail, head = pipe->head;
 	unsigned int mask = pipe->ring_size - 1;
 	struct zc_epoch *epoch = NULL;
@@ -196,7 +203,7 @@ static size_t zc_pipe_drain(struct pipe_inode_info *pipe, size_t len)
 	size_t done = 0;
 
 	while (tail != head && done < len) {
-		struct pipe_buffer *buf = &pipe->bufs[tail & mask];
+		struct pipe_buffer *buf = &bufs[tail & mask];
 
 		if (buf->len > len - done) {
 			buf->offset += len - done;

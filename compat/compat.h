@@ -7,14 +7,13 @@
 #ifndef ZCDEV_COMPAT_H
 #define ZCDEV_COMPAT_H
 
-#include <linux/version.h>
 #include <linux/fs.h>
 #include <linux/mm.h>
 #include <linux/shmem_fs.h>
 #include <linux/uio.h>
 #include "zcdev_probes.h"
 
-#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 1, 0)
+#ifdef ZC_UNSUPPORTED_KERNEL
 #error "zcdev supports Linux 6.1 and later"
 #endif
 
