@@ -1,0 +1,1334 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * zcbench - throughput of /dev/zczero against stock /dev/zero and against
+ * the best user-space way of producing the same zeros.
+ *
+ * Every measurement is bounded by a byte count (-b, split across the
+ * threads) and, as a safety net, by a time cap (-s); a measurement that
+ * is still not done 30 s after the cap (a syscall that never returns)
+ * ends the program with exit status 3.  Each is timed with
+ * CLOCK_MONOTONIC from the moment all threads are set up until the last
+ * one (and its pipe reader, if any) has been joined.  The first buffer of
+ * every measurement is checked to be all zeros before timing starts, so
+ * a broken device cannot report a nonsense speed.
+ *
+ * Tests (device column: DEV, REF or the user-space peer):
+ *   splice-null    DEV -> pipe -> /dev/null, drained by the same thread
+ *   splice-reader  DEV -> pipe, a reader thread splices it on to /dev/null
+ *   splice-self    DEV -> pipe -> DEV (zczero's splice_write), DEV only
+ *   read           read() of size bytes into a reused buffer
+ *   uring-qd1/32   io_uring reads, queue depth 1 and 32 (in-flight reads
+ *                  share a buffer pool of at most 2 MiB, so the footprint
+ *                  stays near that of read())
+ * The peer for splice-* is vmsplice() of a zeroed buffer into the pipe,
+ * drained the same way; the peer for read and uring-* is memset() of the
+ * same buffer (the store-bandwidth ceiling).
+ *
+ * GB/s is 10^9 bytes per second, all threads together.  With -i an
+ * instr/B column gives guest nanoseconds per byte, which is instructions
+ * per byte when the guest runs under QEMU with -icount shift=0.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <sys/utsname.h>
+#include <liburing.h>
+
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#define KIB		1024UL
+#define MIB		(1024UL * KIB)
+#define GIB		(1024UL * MIB)
+#define MSG_LEN		192
+#define MAX_RESULTS	1024
+#define URING_POOL	(2 * MIB)	/* in-flight reads share at most this */
+#define MIN_OPS		4		/* minimum operations per thread */
+#define CLOCK_EVERY	64		/* loop iterations between time checks */
+#define WATCHDOG_SLACK	30		/* seconds past the cap before exit(3) */
+
+enum kind {
+	K_SPLICE,	/* splice(src -> pipe) */
+	K_VMSPLICE,	/* vmsplice(zeroed buffer -> pipe) */
+	K_READ,		/* read(src) */
+	K_URING,	/* io_uring read(src) */
+	K_MEMSET,	/* memset(buffer) */
+};
+
+enum sink {
+	SINK_NONE,
+	SINK_NULL,	/* same thread splices the pipe to /dev/null */
+	SINK_READER,	/* a reader thread splices the pipe to /dev/null */
+	SINK_DEV,	/* same thread splices the pipe to DEV */
+};
+
+enum status {
+	ST_OK,
+	ST_ABSENT,
+	ST_UNSUPPORTED,
+	ST_SKIPPED,
+	ST_ERROR,
+};
+
+static const char *const status_name[] = {
+	[ST_OK]		 = "ok",
+	[ST_ABSENT]	 = "absent",
+	[ST_UNSUPPORTED] = "unsupported",
+	[ST_SKIPPED]	 = "skipped",
+	[ST_ERROR]	 = "error",
+};
+
+/* One row of the table: one device (or peer), one size, one thread count. */
+struct result {
+	const char *test;
+	const char *label;	/* device column */
+	size_t size;
+	int threads;
+	enum status status;
+	char msg[MSG_LEN];
+	unsigned long long bytes;
+	double seconds;
+};
+
+struct meas {
+	const char *test;
+	const char *label;
+	const char *path;	/* source device; NULL for the user-space peers */
+	enum kind kind;
+	enum sink sink;
+	size_t size;		/* pipe size or buffer size */
+	unsigned int qd;	/* io_uring queue depth */
+	int threads;
+};
+
+struct worker {
+	const struct meas *m;
+	pthread_t tid;
+	unsigned long long target;
+	unsigned long long done;
+	enum status status;
+	char msg[MSG_LEN];
+
+	int src;		/* source device */
+	int pipe_r, pipe_w;
+	int sink;		/* /dev/null or DEV, opened for writing */
+	void *buf;
+	size_t buf_len;
+
+	bool ring_ok;
+	struct io_uring ring;
+	unsigned int nbuf;
+
+	/* reader thread for SINK_READER; it owns pipe_r once started */
+	bool reader_started;
+	pthread_t reader;
+	unsigned long long reader_done;
+	enum status reader_status;
+	char reader_msg[MSG_LEN];
+};
+
+/* Start gate: workers report ready, main opens the gate (or aborts). */
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int ready;
+	int state;		/* 0 closed, 1 go, -1 abort */
+} gate = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.cond = PTHREAD_COND_INITIALIZER,
+};
+
+static const char *dev_path = "/dev/zczero";
+static const char *ref_path = "/dev/zero";
+static const char *null_path = "/dev/null";
+static const char *dev_label, *ref_label;
+static const char *machine_label;
+static unsigned long long opt_bytes = 256 * MIB;
+static double opt_seconds = 30.0;
+static int opt_threads;
+static int opt_repeat = 1;
+static bool opt_instr;
+static bool do_splice = true, do_read = true, do_uring = true;
+static bool uring_ok;
+static char uring_msg[MSG_LEN];
+static double deadline;
+
+static struct result results[MAX_RESULTS];
+static int nresults;
+static FILE *csv;
+static int nerrors;
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+#define __printf(a, b)	__attribute__((format(printf, a, b)))
+
+static __printf(4, 5) void set_status(enum status *st, char *msg,
+				      enum status s, const char *fmt, ...);
+
+static void set_status(enum status *st, char *msg, enum status s,
+		       const char *fmt, ...)
+{
+	va_list ap;
+
+	if (*st != ST_OK)
+		return;		/* keep the first failure */
+	*st = s;
+	va_start(ap, fmt);
+	vsnprintf(msg, MSG_LEN, fmt, ap);
+	va_end(ap);
+}
+
+/* Report a failed syscall by name; errno is read here. */
+#define FAIL_SYS(w, name) \
+	set_status(&(w)->status, (w)->msg, ST_ERROR, "%s: %s", name, \
+		   strerror(errno))
+
+static const char *size_str(size_t size, char *buf, size_t len)
+{
+	if (size >= MIB && size % MIB == 0)
+		snprintf(buf, len, "%zuM", size / MIB);
+	else if (size >= KIB && size % KIB == 0)
+		snprintf(buf, len, "%zuK", size / KIB);
+	else
+		snprintf(buf, len, "%zu", size);
+	return buf;
+}
+
+/* Returns the offset of the first non-zero byte, or -1. */
+static long first_nonzero(const void *p, size_t len)
+{
+	const unsigned char *c = p;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (c[i])
+			return i;
+	return -1;
+}
+
+static bool check_zero(struct worker *w, const void *p, size_t len,
+		       const char *what)
+{
+	long off = first_nonzero(p, len);
+
+	if (off < 0)
+		return true;
+	set_status(&w->status, w->msg, ST_ERROR,
+		   "data check after %s: byte %ld of %zu is 0x%02x, not 0",
+		   what, off, len, ((const unsigned char *)p)[off]);
+	return false;
+}
+
+static void *alloc_buf(struct worker *w, size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED) {
+		FAIL_SYS(w, "mmap");
+		return NULL;
+	}
+	w->buf = p;
+	w->buf_len = len;
+	return p;
+}
+
+/* Open a device; a missing device or driver is "absent", not an error. */
+static int open_dev(struct worker *w, const char *path, int flags)
+{
+	int fd = open(path, flags | O_CLOEXEC);
+
+	if (fd >= 0)
+		return fd;
+	if (errno == ENOENT || errno == ENXIO || errno == ENODEV)
+		set_status(&w->status, w->msg, ST_ABSENT, "open %s: %s",
+			   path, strerror(errno));
+	else
+		set_status(&w->status, w->msg, ST_ERROR, "open %s: %s",
+			   path, strerror(errno));
+	return -1;
+}
+
+static bool time_up(unsigned long iter)
+{
+	return iter % CLOCK_EVERY == 0 && now() > deadline;
+}
+
+/* Move len bytes from the pipe to the sink; returns false on error. */
+static bool drain(struct worker *w, size_t len)
+{
+	while (len) {
+		ssize_t n = splice(w->pipe_r, NULL, w->sink, NULL, len,
+				   SPLICE_F_MOVE);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			FAIL_SYS(w, "splice(pipe->sink)");
+			return false;
+		}
+		if (n == 0) {
+			set_status(&w->status, w->msg, ST_ERROR,
+				   "splice(pipe->sink): returned 0");
+			return false;
+		}
+		len -= n;
+	}
+	return true;
+}
+
+/* Put up to len bytes into the pipe from the source; <0 on error. */
+static ssize_t fill(struct worker *w, size_t len)
+{
+	ssize_t n;
+
+	for (;;) {
+		if (w->m->kind == K_SPLICE) {
+			n = splice(w->src, NULL, w->pipe_w, NULL, len,
+				   SPLICE_F_MOVE);
+		} else {
+			struct iovec iov = { .iov_base = w->buf, .iov_len = len };
+
+			n = vmsplice(w->pipe_w, &iov, 1, 0);
+		}
+		if (n >= 0 || errno != EINTR)
+			return n;
+	}
+}
+
+static void *reader_main(void *arg)
+{
+	struct worker *w = arg;
+	size_t len = w->m->size;
+
+	for (;;) {
+		ssize_t n = splice(w->pipe_r, NULL, w->sink, NULL, len,
+				   SPLICE_F_MOVE);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			set_status(&w->reader_status, w->reader_msg, ST_ERROR,
+				   "splice(pipe->/dev/null) in reader: %s",
+				   strerror(errno));
+			break;
+		}
+		if (n == 0)
+			break;	/* writer closed the pipe */
+		w->reader_done += n;
+	}
+	/* A writer blocked on a full pipe gets EPIPE instead of hanging. */
+	close(w->pipe_r);
+	return NULL;
+}
+
+static void setup_pipe(struct worker *w)
+{
+	const struct meas *m = w->m;
+	int fds[2];
+	int ret;
+	ssize_t n;
+
+	if (pipe2(fds, O_CLOEXEC)) {
+		FAIL_SYS(w, "pipe2");
+		return;
+	}
+	w->pipe_r = fds[0];
+	w->pipe_w = fds[1];
+	ret = fcntl(w->pipe_w, F_SETPIPE_SZ, (int)m->size);
+	if (ret < 0) {
+		FAIL_SYS(w, "fcntl(F_SETPIPE_SZ)");
+		return;
+	}
+	if ((size_t)ret < m->size) {
+		set_status(&w->status, w->msg, ST_ERROR,
+			   "fcntl(F_SETPIPE_SZ): got %d, wanted %zu", ret,
+			   m->size);
+		return;
+	}
+
+	if (m->sink == SINK_DEV)
+		w->sink = open_dev(w, dev_path, O_WRONLY);
+	else
+		w->sink = open(null_path, O_WRONLY | O_CLOEXEC);
+	if (w->sink < 0) {
+		if (w->status == ST_OK)
+			FAIL_SYS(w, "open /dev/null");
+		return;
+	}
+
+	/* Zeroed source buffer for vmsplice, touched so it has real pages. */
+	if (m->kind == K_VMSPLICE) {
+		if (!alloc_buf(w, m->size))
+			return;
+		memset(w->buf, 0, m->size);
+	}
+
+	/* Check the first pipe-full: read it back and look at it. */
+	n = fill(w, m->size);
+	if (n < 0) {
+		if (m->kind == K_SPLICE && errno == EINVAL)
+			set_status(&w->status, w->msg, ST_UNSUPPORTED,
+				   "splice from %s: EINVAL", m->path);
+		else
+			FAIL_SYS(w, m->kind == K_SPLICE ? "splice(dev->pipe)" :
+				 "vmsplice");
+		return;
+	}
+	if (n == 0) {
+		set_status(&w->status, w->msg, ST_ERROR,
+			   "splice(dev->pipe): returned 0 (EOF)");
+		return;
+	}
+	{
+		unsigned char *tmp = malloc(n);
+		ssize_t off = 0;
+
+		if (!tmp) {
+			FAIL_SYS(w, "malloc");
+			return;
+		}
+		memset(tmp, 0xa5, n);
+		while (off < n) {
+			ssize_t r = read(w->pipe_r, tmp + off, n - off);
+
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0) {
+				if (r == 0)
+					errno = EIO;
+				FAIL_SYS(w, "read(pipe)");
+				break;
+			}
+			off += r;
+		}
+		if (w->status == ST_OK)
+			check_zero(w, tmp, n, "splice");
+		free(tmp);
+	}
+	if (w->status != ST_OK)
+		return;
+
+	if (m->sink == SINK_READER) {
+		errno = pthread_create(&w->reader, NULL, reader_main, w);
+		if (errno) {
+			FAIL_SYS(w, "pthread_create(reader)");
+			return;
+		}
+		w->reader_started = true;
+	}
+}
+
+static void setup_read(struct worker *w)
+{
+	const struct meas *m = w->m;
+	ssize_t n;
+
+	if (!alloc_buf(w, m->size))
+		return;
+	memset(w->buf, 0xa5, m->size);
+	if (m->kind == K_MEMSET)
+		return;
+	n = read(w->src, w->buf, m->size);
+	if (n < 0) {
+		FAIL_SYS(w, "read");
+		return;
+	}
+	if (n == 0) {
+		set_status(&w->status, w->msg, ST_ERROR, "read: returned 0");
+		return;
+	}
+	check_zero(w, w->buf, n, "read");
+}
+
+static void setup_uring(struct worker *w)
+{
+	const struct meas *m = w->m;
+	struct io_uring_sqe *sqe;
+	struct io_uring_cqe *cqe;
+	size_t nbuf;
+	int ret;
+
+	nbuf = URING_POOL / m->size;
+	if (nbuf > m->qd)
+		nbuf = m->qd;
+	if (nbuf < 1)
+		nbuf = 1;
+	w->nbuf = nbuf;
+	if (!alloc_buf(w, nbuf * m->size))
+		return;
+	memset(w->buf, 0xa5, nbuf * m->size);
+
+	ret = io_uring_queue_init(m->qd, &w->ring, 0);
+	if (ret < 0) {
+		set_status(&w->status, w->msg, ST_SKIPPED,
+			   "io_uring_queue_init: %s", strerror(-ret));
+		return;
+	}
+	w->ring_ok = true;
+
+	/* One read through the ring, checked. */
+	sqe = io_uring_get_sqe(&w->ring);
+	io_uring_prep_read(sqe, w->src, w->buf, m->size, 0);
+	ret = io_uring_submit_and_wait(&w->ring, 1);
+	if (ret < 0) {
+		set_status(&w->status, w->msg, ST_ERROR,
+			   "io_uring_submit_and_wait: %s", strerror(-ret));
+		return;
+	}
+	ret = io_uring_wait_cqe(&w->ring, &cqe);
+	if (ret < 0) {
+		set_status(&w->status, w->msg, ST_ERROR,
+			   "io_uring_wait_cqe: %s", strerror(-ret));
+		return;
+	}
+	ret = cqe->res;
+	io_uring_cqe_seen(&w->ring, cqe);
+	if (ret <= 0) {
+		set_status(&w->status, w->msg, ST_ERROR, "io_uring read: %s",
+			   ret ? strerror(-ret) : "returned 0");
+		return;
+	}
+	check_zero(w, w->buf, ret, "io_uring read");
+}
+
+static void setup(struct worker *w)
+{
+	const struct meas *m = w->m;
+
+	if (m->path) {
+		w->src = open_dev(w, m->path, O_RDONLY);
+		if (w->src < 0)
+			return;
+	}
+	switch (m->kind) {
+	case K_SPLICE:
+	case K_VMSPLICE:
+		setup_pipe(w);
+		break;
+	case K_READ:
+	case K_MEMSET:
+		setup_read(w);
+		break;
+	case K_URING:
+		setup_uring(w);
+		break;
+	}
+}
+
+static void run_pipe(struct worker *w)
+{
+	const struct meas *m = w->m;
+	unsigned long iter = 0;
+
+	while (w->done < w->target) {
+		size_t want = m->size;
+		ssize_t n;
+
+		if (want > w->target - w->done)
+			want = w->target - w->done;
+		n = fill(w, want);
+		if (n < 0) {
+			FAIL_SYS(w, m->kind == K_SPLICE ? "splice(dev->pipe)" :
+				 "vmsplice");
+			break;
+		}
+		if (n == 0) {
+			set_status(&w->status, w->msg, ST_ERROR,
+				   "splice(dev->pipe): returned 0 (EOF)");
+			break;
+		}
+		w->done += n;
+		if (m->sink != SINK_READER && !drain(w, n))
+			break;
+		if (time_up(++iter))
+			break;
+	}
+}
+
+static void run_read(struct worker *w)
+{
+	const struct meas *m = w->m;
+	unsigned long iter = 0;
+
+	while (w->done < w->target) {
+		ssize_t n;
+
+		if (m->kind == K_MEMSET) {
+			memset(w->buf, 0, m->size);
+			/* the stores are visible: gcc must not drop them */
+			__asm__ __volatile__("" : : "r"(w->buf) : "memory");
+			n = m->size;
+		} else {
+			n = read(w->src, w->buf, m->size);
+			if (n < 0) {
+				if (errno == EINTR)
+					continue;
+				FAIL_SYS(w, "read");
+				break;
+			}
+			if (n == 0) {
+				set_status(&w->status, w->msg, ST_ERROR,
+					   "read: returned 0");
+				break;
+			}
+		}
+		w->done += n;
+		if (time_up(++iter))
+			break;
+	}
+}
+
+static void run_uring(struct worker *w)
+{
+	const struct meas *m = w->m;
+	unsigned long long queued = 0;	/* bytes done + bytes in flight */
+	unsigned long slot = 0, iter = 0;
+	unsigned int inflight = 0;
+	int filled0 = 0;		/* longest read completed into buffer 0 */
+	bool stop = false;
+
+	while (w->done < w->target || inflight) {
+		struct io_uring_cqe *cqe;
+		unsigned int head, seen = 0;
+		int ret;
+
+		while (!stop && inflight < m->qd && queued < w->target) {
+			struct io_uring_sqe *sqe = io_uring_get_sqe(&w->ring);
+			char *b = (char *)w->buf + (slot % w->nbuf) * m->size;
+
+			if (!sqe)
+				break;
+			io_uring_prep_read(sqe, w->src, b, m->size, 0);
+			io_uring_sqe_set_data64(sqe, slot % w->nbuf);
+			slot++;
+			inflight++;
+			queued += m->size;
+		}
+		if (!inflight)
+			break;
+		ret = io_uring_submit_and_wait(&w->ring, 1);
+		if (ret < 0) {
+			if (ret == -EINTR)
+				continue;
+			set_status(&w->status, w->msg, ST_ERROR,
+				   "io_uring_submit_and_wait: %s",
+				   strerror(-ret));
+			break;	/* io_uring_queue_exit() reaps the rest */
+		}
+		io_uring_for_each_cqe(&w->ring, head, cqe) {
+			int res = cqe->res;
+
+			seen++;
+			inflight--;
+			if (res <= 0) {
+				set_status(&w->status, w->msg, ST_ERROR,
+					   "io_uring read: %s",
+					   res ? strerror(-res) : "returned 0");
+				stop = true;
+				queued -= m->size;
+				continue;
+			}
+			w->done += res;
+			queued -= m->size - res;	/* a short read */
+			if (cqe->user_data == 0 && res > filled0)
+				filled0 = res;
+		}
+		io_uring_cq_advance(&w->ring, seen);
+		if (time_up(++iter))
+			stop = true;
+	}
+	/*
+	 * Last check: buffer 0 was 0xa5 before the first read, and reads may
+	 * be short (stock /dev/zero stops early under IOCB_NOWAIT when it
+	 * should reschedule), so look at what the longest one filled.
+	 */
+	if (w->status == ST_OK)
+		check_zero(w, w->buf, filled0, "io_uring reads");
+}
+
+static void run(struct worker *w)
+{
+	switch (w->m->kind) {
+	case K_SPLICE:
+	case K_VMSPLICE:
+		run_pipe(w);
+		break;
+	case K_READ:
+	case K_MEMSET:
+		run_read(w);
+		break;
+	case K_URING:
+		run_uring(w);
+		break;
+	}
+}
+
+static void teardown(struct worker *w)
+{
+	if (w->pipe_w >= 0)
+		close(w->pipe_w);	/* reader sees EOF */
+	if (w->reader_started) {
+		pthread_join(w->reader, NULL);
+		if (w->reader_status != ST_OK)
+			set_status(&w->status, w->msg, w->reader_status, "%s",
+				   w->reader_msg);
+		else if (w->status == ST_OK && w->reader_done != w->done)
+			set_status(&w->status, w->msg, ST_ERROR,
+				   "reader drained %llu bytes of %llu",
+				   w->reader_done, w->done);
+	} else if (w->pipe_r >= 0) {
+		close(w->pipe_r);
+	}
+	if (w->ring_ok)
+		io_uring_queue_exit(&w->ring);
+	if (w->sink >= 0)
+		close(w->sink);
+	if (w->src >= 0)
+		close(w->src);
+	if (w->buf)
+		munmap(w->buf, w->buf_len);
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	int state;
+
+	setup(w);
+
+	pthread_mutex_lock(&gate.lock);
+	gate.ready++;
+	pthread_cond_broadcast(&gate.cond);
+	while (!gate.state)
+		pthread_cond_wait(&gate.cond, &gate.lock);
+	state = gate.state;
+	pthread_mutex_unlock(&gate.lock);
+
+	if (state > 0 && w->status == ST_OK)
+		run(w);
+	teardown(w);
+	return NULL;
+}
+
+static const struct meas *current_meas;
+
+/* A syscall that never returns must not hang the VM run: say so, exit. */
+static void watchdog(int sig)
+{
+	char msg[256];
+	int len;
+
+	(void)sig;
+	len = snprintf(msg, sizeof(msg),
+		       "zcbench: %s %s %zu threads=%d hung (no progress "
+		       "within the time cap + %d s), exiting\n",
+		       current_meas ? current_meas->test : "?",
+		       current_meas ? current_meas->label : "?",
+		       current_meas ? current_meas->size : 0,
+		       current_meas ? current_meas->threads : 0, WATCHDOG_SLACK);
+	if (len > 0 && write(STDERR_FILENO, msg, len) < 0)
+		_exit(3);
+	_exit(3);
+}
+
+/* Run one measurement with m->threads workers; fills r. */
+static void measure(const struct meas *m, struct result *r)
+{
+	struct worker *ws;
+	unsigned long long per;
+	double t0, t1;
+	int i, created, go = 1;
+
+	memset(r, 0, sizeof(*r));
+	r->test = m->test;
+	r->label = m->label;
+	r->size = m->size;
+	r->threads = m->threads;
+
+	ws = calloc(m->threads, sizeof(*ws));
+	if (!ws) {
+		r->status = ST_ERROR;
+		snprintf(r->msg, MSG_LEN, "calloc: %s", strerror(errno));
+		return;
+	}
+	per = opt_bytes / m->threads;
+	if (m->kind != K_SPLICE && m->kind != K_VMSPLICE) {
+		/* whole buffers, and enough of them */
+		per = (per + m->size - 1) / m->size * m->size;
+		if (per < MIN_OPS * m->size)
+			per = MIN_OPS * m->size;
+	}
+
+	current_meas = m;
+	alarm((unsigned int)opt_seconds + WATCHDOG_SLACK);
+	gate.ready = 0;
+	gate.state = 0;
+	for (created = 0; created < m->threads; created++) {
+		struct worker *w = &ws[created];
+
+		w->m = m;
+		w->target = per;
+		w->src = w->pipe_r = w->pipe_w = w->sink = -1;
+		errno = pthread_create(&w->tid, NULL, worker_main, w);
+		if (errno) {
+			r->status = ST_ERROR;
+			snprintf(r->msg, MSG_LEN, "pthread_create: %s",
+				 strerror(errno));
+			go = -1;
+			break;
+		}
+	}
+
+	pthread_mutex_lock(&gate.lock);
+	while (gate.ready < created)
+		pthread_cond_wait(&gate.cond, &gate.lock);
+	for (i = 0; i < created; i++)
+		if (ws[i].status != ST_OK)
+			go = -1;
+	t0 = now();
+	deadline = t0 + opt_seconds;
+	gate.state = go;
+	pthread_cond_broadcast(&gate.cond);
+	pthread_mutex_unlock(&gate.lock);
+
+	for (i = 0; i < created; i++)
+		pthread_join(ws[i].tid, NULL);
+	t1 = now();
+	alarm(0);
+
+	for (i = 0; i < created; i++) {
+		/* the first failure of the most serious kind wins */
+		if (ws[i].status > r->status) {
+			r->status = ws[i].status;
+			snprintf(r->msg, MSG_LEN, "%s", ws[i].msg);
+		}
+		r->bytes += ws[i].done;
+	}
+	r->seconds = t1 - t0;
+	if (r->status == ST_OK && (r->bytes == 0 || r->seconds <= 0)) {
+		r->status = ST_ERROR;
+		snprintf(r->msg, MSG_LEN, "nothing transferred");
+	}
+	free(ws);
+}
+
+static double gbps(const struct result *r)
+{
+	return r->bytes / r->seconds / 1e9;
+}
+
+static const struct result *find(const char *test, const char *label,
+				 size_t size, int threads)
+{
+	int i;
+
+	for (i = 0; i < nresults; i++) {
+		const struct result *r = &results[i];
+
+		if (r->test == test && r->label == label && r->size == size &&
+		    r->threads == threads)
+			return r;
+	}
+	return NULL;
+}
+
+static void ratio_str(const struct result *a, const struct result *b,
+		      char *buf, size_t len)
+{
+	if (!a || !b || a->status != ST_OK || b->status != ST_OK)
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%.2fx", gbps(a) / gbps(b));
+}
+
+static char ratio_ref_hdr[64], ratio_peer_hdr[64];
+static int ratio_w;
+
+static void print_header_row(void)
+{
+	printf("%-13s %5s %3s %-10s %9s", "test", "size", "thr", "device",
+	       "GB/s");
+	if (opt_instr)
+		printf(" %9s", "instr/B");
+	printf(" %*s %*s\n", ratio_w, ratio_ref_hdr, ratio_w, ratio_peer_hdr);
+}
+
+static void print_row(const struct result *r, const struct result *ref,
+		      const struct result *peer)
+{
+	char sz[24], gb[16], r1[16], r2[16];
+
+	if (r->status == ST_OK)
+		snprintf(gb, sizeof(gb), "%.3f", gbps(r));
+	else
+		snprintf(gb, sizeof(gb), "%s", status_name[r->status]);
+	printf("%-13s %5s %3d %-10s %9s", r->test,
+	       size_str(r->size, sz, sizeof(sz)), r->threads, r->label, gb);
+	if (opt_instr) {
+		if (r->status == ST_OK)
+			printf(" %9.4f", r->seconds * 1e9 / r->bytes);
+		else
+			printf(" %9s", "-");
+	}
+	if (ref || peer) {
+		ratio_str(r, ref, r1, sizeof(r1));
+		ratio_str(r, peer, r2, sizeof(r2));
+		printf(" %*s %*s", ratio_w, r1, ratio_w, r2);
+	}
+	if (r->status != ST_OK)
+		printf("  (%s)", r->msg);
+	putchar('\n');
+	fflush(stdout);
+
+	if (csv) {
+		fprintf(csv, "%s,%zu,%d,%s,%llu,%.9f,", r->test, r->size,
+			r->threads, r->label, r->bytes, r->seconds);
+		if (r->status == ST_OK)
+			fprintf(csv, "%.6f\n", gbps(r));
+		else
+			fprintf(csv, "%s\n", status_name[r->status]);
+		fflush(csv);
+	}
+	if (r->status == ST_ERROR)
+		nerrors++;
+}
+
+static const struct result *do_meas(const struct meas *m)
+{
+	struct result *r;
+	int i;
+
+	if (nresults == MAX_RESULTS) {
+		fprintf(stderr, "zcbench: too many results\n");
+		exit(1);
+	}
+	r = &results[nresults];
+	measure(m, r);
+	for (i = 1; i < opt_repeat && r->status == ST_OK; i++) {
+		struct result again;
+
+		/* keep the fastest run */
+		measure(m, &again);
+		if (again.status != ST_OK || gbps(&again) > gbps(r))
+			*r = again;
+	}
+	nresults++;
+	return r;
+}
+
+static const struct result *skip_meas(const struct meas *m, enum status st,
+				      const char *msg)
+{
+	struct result *r = &results[nresults++];
+
+	memset(r, 0, sizeof(*r));
+	r->test = m->test;
+	r->label = m->label;
+	r->size = m->size;
+	r->threads = m->threads;
+	r->status = st;
+	snprintf(r->msg, MSG_LEN, "%s", msg);
+	return r;
+}
+
+static const size_t pipe_sizes[] = { 64 * KIB, 1 * MIB };
+static const size_t read_sizes[] = { 4 * KIB, 64 * KIB, 1 * MIB, 16 * MIB };
+
+static void splice_group(const char *test, enum sink sink, size_t size,
+			 int threads)
+{
+	struct meas m = {
+		.test = test, .sink = sink, .size = size, .threads = threads,
+	};
+	const struct result *d, *ref = NULL, *p;
+
+	m.kind = K_SPLICE;
+	m.path = dev_path;
+	m.label = dev_label;
+	d = do_meas(&m);
+	if (sink != SINK_DEV) {
+		m.path = ref_path;
+		m.label = ref_label;
+		ref = do_meas(&m);
+	}
+	m.kind = K_VMSPLICE;
+	m.path = NULL;
+	m.label = "vmsplice";
+	p = do_meas(&m);
+
+	print_row(d, ref, p);
+	if (ref)
+		print_row(ref, NULL, NULL);
+	print_row(p, NULL, NULL);
+}
+
+static void read_group(const char *test, enum kind kind, unsigned int qd,
+		       size_t size, int threads)
+{
+	struct meas m = {
+		.test = test, .kind = kind, .qd = qd, .size = size,
+		.threads = threads,
+	};
+	const struct result *d, *ref, *p;
+	bool own_peer = kind == K_READ;
+
+	m.path = dev_path;
+	m.label = dev_label;
+	if (kind == K_URING && !uring_ok)
+		d = skip_meas(&m, ST_SKIPPED, uring_msg);
+	else
+		d = do_meas(&m);
+	m.path = ref_path;
+	m.label = ref_label;
+	if (kind == K_URING && !uring_ok)
+		ref = skip_meas(&m, ST_SKIPPED, uring_msg);
+	else
+		ref = do_meas(&m);
+	if (own_peer) {
+		m.kind = K_MEMSET;
+		m.path = NULL;
+		m.label = "memset";
+		p = do_meas(&m);
+	} else {
+		p = find("read", "memset", size, threads);
+	}
+
+	print_row(d, ref, p);
+	print_row(ref, NULL, NULL);
+	if (own_peer)
+		print_row(p, NULL, NULL);
+}
+
+static void probe_uring(void)
+{
+	struct io_uring ring;
+	int ret = io_uring_queue_init(1, &ring, 0);
+
+	if (ret < 0) {
+		snprintf(uring_msg, MSG_LEN, "io_uring_queue_init: %s",
+			 strerror(-ret));
+		return;
+	}
+	io_uring_queue_exit(&ring);
+	uring_ok = true;
+}
+
+static void cpu_info(char *model, size_t len, char *flags, size_t flen)
+{
+	static const char *const wanted[] = { "erms", "fsrm", "fsrs", "fzrm" };
+	char line[16384];
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	bool have_model = false, have_flags = false;
+	size_t i;
+
+	snprintf(model, len, "unknown");
+	flags[0] = '\0';
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f) && !(have_model && have_flags)) {
+		char *colon = strchr(line, ':');
+
+		if (!colon)
+			continue;
+		if (!have_model && !strncmp(line, "model name", 10)) {
+			colon += 2;
+			colon[strcspn(colon, "\n")] = '\0';
+			snprintf(model, len, "%s", colon);
+			have_model = true;
+		} else if (!have_flags && !strncmp(line, "flags", 5)) {
+			char *tok, *save;
+
+			for (tok = strtok_r(colon + 1, " \t\n", &save); tok;
+			     tok = strtok_r(NULL, " \t\n", &save)) {
+				for (i = 0; i < ARRAY_SIZE(wanted); i++) {
+					if (strcmp(tok, wanted[i]) ||
+					    strlen(flags) + strlen(tok) + 2 > flen)
+						continue;
+					strcat(flags, " ");
+					strcat(flags, tok);
+				}
+			}
+			have_flags = true;
+		}
+	}
+	fclose(f);
+	if (!flags[0])
+		snprintf(flags, flen, " none");
+}
+
+static void usage(const char *prog)
+{
+	fprintf(stderr,
+		"usage: %s [-d DEV] [-r REF] [-t MAXTHREADS] [-b BYTES] [-s SECONDS]\n"
+		"          [-n N] [-q] [-c FILE.csv] [-m LABEL] [-T TESTS] [-i]\n"
+		"  -d DEV      device under test (default /dev/zczero)\n"
+		"  -r REF      reference device (default /dev/zero)\n"
+		"  -t N        threads 1, 2, 4, ... up to N (default: online CPUs)\n"
+		"  -b BYTES    bytes per measurement, all threads together;\n"
+		"              K/M/G suffixes (default 256M)\n"
+		"  -q          quick: -b 32M\n"
+		"  -s SECONDS  time cap per measurement (default 30); exit 3 if\n"
+		"              one is stuck 30 s past it\n"
+		"  -n N        run each measurement N times, keep the fastest\n"
+		"              (default 1; a failed run is always reported)\n"
+		"  -c FILE     also write CSV: test,size,threads,device,bytes,seconds,gbps\n"
+		"  -m LABEL    machine label for the header\n"
+		"  -T TESTS    comma list of splice,read,uring (default all)\n"
+		"  -i          print instr/B (= ns/B; under QEMU -icount shift=0)\n",
+		prog);
+	exit(2);
+}
+
+static bool parse_bytes(const char *s, unsigned long long *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || end == s || *s == '-')
+		return false;
+	switch (*end) {
+	case 'k': case 'K':
+		v *= KIB; end++;
+		break;
+	case 'm': case 'M':
+		v *= MIB; end++;
+		break;
+	case 'g': case 'G':
+		v *= GIB; end++;
+		break;
+	}
+	if (*end == 'i' || *end == 'B')
+		end += *end == 'i' ? (end[1] == 'B' ? 2 : 1) : 1;
+	if (*end || !v)
+		return false;
+	*out = v;
+	return true;
+}
+
+static bool parse_tests(char *s)
+{
+	char *tok, *save;
+
+	do_splice = do_read = do_uring = false;
+	for (tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(tok, "splice"))
+			do_splice = true;
+		else if (!strcmp(tok, "read"))
+			do_read = true;
+		else if (!strcmp(tok, "uring"))
+			do_uring = true;
+		else
+			return false;
+	}
+	return do_splice || do_read || do_uring;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+int main(int argc, char **argv)
+{
+	const char *csv_path = NULL;
+	bool bytes_set = false, quick = false;
+	char model[256], flags[64], date[64], *end;
+	struct utsname uts;
+	time_t t;
+	int c, nthr[32], nn = 0, i, s, ti;
+	long ncpu;
+
+	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	opt_threads = ncpu > 0 ? ncpu : 1;
+
+	while ((c = getopt(argc, argv, "d:r:t:b:s:n:qc:m:T:ih")) != -1) {
+		switch (c) {
+		case 'd':
+			dev_path = optarg;
+			break;
+		case 'r':
+			ref_path = optarg;
+			break;
+		case 't':
+			errno = 0;
+			opt_threads = strtol(optarg, &end, 10);
+			if (errno || *end || end == optarg || opt_threads < 1 ||
+			    opt_threads > 1024)
+				usage(argv[0]);
+			break;
+		case 'b':
+			if (!parse_bytes(optarg, &opt_bytes))
+				usage(argv[0]);
+			bytes_set = true;
+			break;
+		case 's':
+			errno = 0;
+			opt_seconds = strtod(optarg, &end);
+			if (errno || *end || end == optarg || !(opt_seconds > 0) ||
+			    opt_seconds > 86400)
+				usage(argv[0]);
+			break;
+		case 'n':
+			errno = 0;
+			opt_repeat = strtol(optarg, &end, 10);
+			if (errno || *end || end == optarg || opt_repeat < 1 ||
+			    opt_repeat > 100)
+				usage(argv[0]);
+			break;
+		case 'q':
+			quick = true;
+			break;
+		case 'c':
+			csv_path = optarg;
+			break;
+		case 'm':
+			machine_label = optarg;
+			break;
+		case 'T':
+			if (!parse_tests(optarg))
+				usage(argv[0]);
+			break;
+		case 'i':
+			opt_instr = true;
+			break;
+		default:
+			usage(argv[0]);
+		}
+	}
+	if (optind != argc)
+		usage(argv[0]);
+	if (quick && !bytes_set)
+		opt_bytes = 32 * MIB;
+
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGALRM, watchdog);
+
+	dev_label = base_name(dev_path);
+	ref_label = base_name(ref_path);
+	if (!strcmp(dev_label, ref_label)) {
+		/* e.g. -d /dev/zero to exercise the code paths natively */
+		static char dl[64], rl[64];
+
+		snprintf(dl, sizeof(dl), "%.50s(dev)", dev_label);
+		snprintf(rl, sizeof(rl), "%.50s(ref)", ref_label);
+		dev_label = dl;
+		ref_label = rl;
+	}
+	snprintf(ratio_ref_hdr, sizeof(ratio_ref_hdr), "%.20s/%.20s",
+		 dev_label, ref_label);
+	snprintf(ratio_peer_hdr, sizeof(ratio_peer_hdr), "%.20s/peer",
+		 dev_label);
+	ratio_w = strlen(ratio_ref_hdr);
+	if ((int)strlen(ratio_peer_hdr) > ratio_w)
+		ratio_w = strlen(ratio_peer_hdr);
+
+	if (csv_path) {
+		csv = fopen(csv_path, "w");
+		if (!csv) {
+			fprintf(stderr, "zcbench: fopen %s: %s\n", csv_path,
+				strerror(errno));
+			return 1;
+		}
+		fprintf(csv, "test,size,threads,device,bytes,seconds,gbps\n");
+	}
+
+	if (uname(&uts))
+		snprintf(uts.release, sizeof(uts.release), "unknown");
+	cpu_info(model, sizeof(model), flags, sizeof(flags));
+	t = time(NULL);
+	strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S %Z", localtime(&t));
+	if (do_uring)
+		probe_uring();
+
+	for (i = 1; i < opt_threads && nn < 31; i *= 2)
+		nthr[nn++] = i;
+	nthr[nn++] = opt_threads;
+
+	printf("zcbench: %s vs %s; peers vmsplice (pipes), memset (reads)\n",
+	       dev_path, ref_path);
+	printf("machine: %s\n", machine_label ? machine_label : "(no -m label)");
+	printf("kernel:  %s %s\n", uts.release, uts.machine);
+	printf("cpu:     %s (%ld online; flags:%s)\n", model, ncpu, flags);
+	printf("date:    %s\n", date);
+	printf("run:     %llu bytes per measurement over all threads, "
+	       "cap %.0f s, best of %d; threads up to %d\n", opt_bytes,
+	       opt_seconds, opt_repeat, opt_threads);
+	if (do_uring && !uring_ok)
+		printf("io_uring: unavailable (%s); io_uring rows skipped\n",
+		       uring_msg);
+	if (opt_instr)
+		printf("instr/B: guest ns per byte; instructions per byte "
+		       "under -icount shift=0 (threads=1 rows)\n");
+	printf("GB/s = 1e9 bytes/s; ratios on %s rows: vs %s and vs the "
+	       "user-space peer\n\n", dev_label, ref_label);
+	print_header_row();
+	fflush(stdout);
+
+	if (do_splice) {
+		static const struct {
+			const char *test;
+			enum sink sink;
+		} sinks[] = {
+			{ "splice-null", SINK_NULL },
+			{ "splice-reader", SINK_READER },
+			{ "splice-self", SINK_DEV },
+		};
+
+		for (i = 0; i < 3; i++)
+			for (s = 0; s < 2; s++)
+				for (ti = 0; ti < nn; ti++)
+					splice_group(sinks[i].test,
+						     sinks[i].sink,
+						     pipe_sizes[s], nthr[ti]);
+	}
+	if (do_read || do_uring) {
+		for (s = 0; s < 4; s++)
+			for (ti = 0; ti < nn; ti++)
+				read_group("read", K_READ, 0, read_sizes[s],
+					   nthr[ti]);
+	}
+	if (do_uring && uring_ok) {
+		for (s = 0; s < 4; s++)
+			for (ti = 0; ti < nn; ti++)
+				read_group("uring-qd1", K_URING, 1,
+					   read_sizes[s], nthr[ti]);
+		for (s = 0; s < 4; s++)
+			for (ti = 0; ti < nn; ti++)
+				read_group("uring-qd32", K_URING, 32,
+					   read_sizes[s], nthr[ti]);
+	}
+
+	if (csv && fclose(csv)) {
+		fprintf(stderr, "zcbench: fclose %s: %s\n", csv_path,
+			strerror(errno));
+		return 1;
+	}
+	if (nerrors) {
+		fprintf(stderr, "zcbench: %d measurement(s) failed\n", nerrors);
+		return 1;
+	}
+	return 0;
+}
