@@ -59,7 +59,10 @@ static bool zc_cpu_has_erms(void)
 	return false;
 }
 
-#define zc_clear_user	clear_user
+static unsigned long zc_clear_user(void __user *to, unsigned long len)
+{
+	return clear_user(to, len);
+}
 #endif
 
 static void zc_resolve_read_path(int path)
@@ -142,6 +145,27 @@ static size_t iter_user_len(const struct iov_iter *iter)
 	return iter_iov(iter)->iov_len - iter->iov_offset;
 }
 
+/*
+ * clear_user() may stop a word short of a fault (an 8-byte store loop
+ * cannot store part of a word): finish byte by byte, so that a short
+ * read is exact to the byte whichever way the bytes were cleared.
+ */
+static unsigned long clear_user_exact(void __user *to, unsigned long len)
+{
+	unsigned long left = clear_user(to, len);
+
+	while (left && !put_user(0, (char __user *)to + len - left))
+		left--;
+	return left;
+}
+
+static unsigned long clear_user_chunk(void __user *to, unsigned long len)
+{
+	if (READ_ONCE(zc_use_stosb) && len >= ZC_STOSB_MIN)
+		return zc_clear_user(to, len);
+	return clear_user_exact(to, len);
+}
+
 /* Clear @bytes of a user iterator, segment by segment; stop at a fault. */
 static size_t zero_user_iter(size_t bytes, struct iov_iter *iter)
 {
@@ -150,7 +174,7 @@ static size_t zero_user_iter(size_t bytes, struct iov_iter *iter)
 	might_fault();
 	while (done < bytes) {
 		size_t len = min(iter_user_len(iter), bytes - done);
-		size_t left = zc_clear_user(iter_user_addr(iter), len);
+		size_t left = clear_user_chunk(iter_user_addr(iter), len);
 
 		iov_iter_advance(iter, len - left);
 		done += len - left;
@@ -162,8 +186,7 @@ static size_t zero_user_iter(size_t bytes, struct iov_iter *iter)
 
 static size_t zero_iter(size_t bytes, struct iov_iter *iter)
 {
-	if (READ_ONCE(zc_use_stosb) && bytes >= ZC_STOSB_MIN &&
-	    user_backed_iter(iter))
+	if (user_backed_iter(iter))
 		return zero_user_iter(bytes, iter);
 	return iov_iter_zero(bytes, iter);
 }
@@ -230,8 +253,8 @@ static int mmap_zero(struct file *file, struct vm_area_struct *vma)
 		vma_set_anonymous(vma);
 		return 0;
 	}
-	shm = shmem_file_setup("dev/zero", vma->vm_end - vma->vm_start,
-			       zc_shmem_flags(vma));
+	shm = shmem_kernel_file_setup("dev/zero", vma->vm_end - vma->vm_start,
+				      zc_shmem_flags(vma));
 	if (IS_ERR(shm))
 		return PTR_ERR(shm);
 	vma_set_file(vma, shm);

@@ -36,8 +36,11 @@
 #include <sys/mman.h>
 #include <sys/utsname.h>
 
-/* glibc's <sys/cdefs.h>, included above, defines __always_inline. */
-#define __noinline	__attribute__((__noinline__))
+/*
+ * glibc's <sys/cdefs.h>, included above, defines __always_inline (used by
+ * zcdev_clear.h) and __attribute_noinline__.
+ */
+#define noinline	__attribute_noinline__
 #include "zcdev_clear.h"
 
 #ifndef ZC_HAVE_STOSB
@@ -51,15 +54,19 @@
 #define GUARD		4096UL
 #define NSTRAT		5
 
-/* Set by nobody: stands for signal_pending() || need_resched(). */
-static volatile int stop_flag;
+/*
+ * Set by nobody: stands for signal_pending() || need_resched().  main()
+ * passes its address to escape(), so the compiler cannot prove it stays 0
+ * and loads it after every chunk (each clear clobbers memory).
+ */
+static int stop_flag;
 
 static double now(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
+	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 /* The stores must happen: dst escapes and memory is clobbered. */
@@ -72,11 +79,9 @@ static inline void escape(void *p)
  * rep_stos_alternative from arch/x86/lib/clear_page_64.S (6.4+), less the
  * exception table: %rdi = dst, %rcx = len, %rax = 0; returns bytes left.
  */
-static __noinline unsigned long
-store_loop(void *dst, unsigned long len)
+static noinline unsigned long store_loop(void *dst, unsigned long len)
 {
-	__asm__ __volatile__(
-		"	cmpq $64, %%rcx\n"
+	__asm__ __volatile__("	cmpq $64, %%rcx\n"
 		"	jae 30f\n"
 		"	cmpl $8, %%ecx\n"
 		"	jae 20f\n"
@@ -118,7 +123,7 @@ store_loop(void *dst, unsigned long len)
 	return len;
 }
 
-static __always_inline void stosq(void *dst, unsigned long len)
+static __always_inline void rep_stosq(void *dst, unsigned long len)
 {
 	unsigned long quads = len >> 3;
 
@@ -130,12 +135,14 @@ static __always_inline void stosq(void *dst, unsigned long len)
 			     : "memory");
 }
 
-static __noinline void nt_clear(void *dst, unsigned long len)
+static noinline void nt_clear(void *dst, unsigned long len)
 {
 	char *p = dst;
 
+	/* escape() in the byte loops: stores one by one, not a memset() call */
 	while (len && ((uintptr_t)p & 7)) {
-		*(volatile char *)p = 0;
+		*p = 0;
+		escape(p);
 		p++;
 		len--;
 	}
@@ -151,12 +158,15 @@ static __noinline void nt_clear(void *dst, unsigned long len)
 	}
 	for (; len >= 8; len -= 8, p += 8)
 		_mm_stream_si64((long long *)p, 0);
-	for (; len; len--, p++)
-		*(volatile char *)p = 0;
+	for (; len; len--, p++) {
+		*p = 0;
+		escape(p);
+	}
 	_mm_sfence();
 }
 
-static void *(*volatile memset_fn)(void *, int, size_t) = memset;
+/* main() escape()s its address: each call loads it, memset() is not inlined */
+static void *(*memset_fn)(void *, int, size_t) = memset;
 
 /*
  * One timing loop per strategy, so each is inlined into its own loop.
@@ -188,7 +198,7 @@ static double loop_##name(char *buf, unsigned long len,			\
 
 DEFINE_LOOP(stosb, l |= zc_stosb(dst, len))
 DEFINE_LOOP(storeloop, l |= store_loop(dst, len))
-DEFINE_LOOP(stosq, stosq(dst, len))
+DEFINE_LOOP(stosq, rep_stosq(dst, len))
 DEFINE_LOOP(movnti, nt_clear(dst, len))
 DEFINE_LOOP(memset, memset_fn(dst, 0, len))
 
@@ -253,6 +263,7 @@ static const unsigned long sizes[] = {
 	32768, 65536, 65537, 131072, 262144, 524288, 1048576, 1000003,
 	2097152, 4194304, 8388608, 16777216, 33554432, 67108864,
 };
+
 #define NSIZES ARRAY_SIZE(sizes)
 
 /* chunk sizes tried below the total, which is tried last (no chunks) */
@@ -260,6 +271,7 @@ static const unsigned long chunks[] = {
 	4 * KIB, 64 * KIB, 256 * KIB, 1 * MIB, 2 * MIB, 4 * MIB, 8 * MIB,
 	16 * MIB,
 };
+
 #define NCHUNKS ARRAY_SIZE(chunks)
 
 /* Clear once over a 0xa5 pattern; the bytes around must stay 0xa5. */
@@ -307,7 +319,7 @@ static void calibrate(struct figure *f)
 		iters *= t > 0 ? (min_time / 4 / t > 16 ? 16 : 2) : 16;
 	}
 	if (t < min_time)
-		iters = iters * (min_time / (t > 0 ? t : 1e-9)) + 1;
+		iters = iters * (min_time / (t > 0 ? t : 1 / 1e9)) + 1;
 	f->iters = iters;
 	f->gbs = 0;
 }
@@ -380,7 +392,7 @@ static void cpu_model(char *buf, size_t len)
 	fclose(f);
 }
 
-static void usage(const char *prog)
+static void usage_exit(const char *prog)
 {
 	fprintf(stderr,
 		"usage: %s [-q] [-r RUNS] [-T MS] [-o OFFSET] [-H] [-t TESTS] [-L MIB]\n"
@@ -407,7 +419,7 @@ static long parse_long(const char *s, const char *prog, long lo, long hi)
 	errno = 0;
 	v = strtol(s, &end, 0);
 	if (errno || end == s || *end || v < lo || v > hi)
-		usage(prog);
+		usage_exit(prog);
 	return v;
 }
 
@@ -516,7 +528,9 @@ static bool parse_tests(char *s)
 {
 	char *tok, *save;
 
-	do_sizes = do_cold = do_chunks = false;
+	do_sizes = false;
+	do_cold = false;
+	do_chunks = false;
 	for (tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		if (!strcmp(tok, "sizes"))
 			do_sizes = true;
@@ -563,7 +577,7 @@ int main(int argc, char **argv)
 			break;
 		case 't':
 			if (!parse_tests(optarg))
-				usage(argv[0]);
+				usage_exit(argv[0]);
 			break;
 		case 'L':
 			chunk_totals[0] = parse_long(optarg, argv[0], 1,
@@ -577,11 +591,11 @@ int main(int argc, char **argv)
 			label = optarg;
 			break;
 		default:
-			usage(argv[0]);
+			usage_exit(argv[0]);
 		}
 	}
 	if (optind != argc)
-		usage(argv[0]);
+		usage_exit(argv[0]);
 	if (quick) {
 		if (!runs_set)
 			repeats = 3;
@@ -599,7 +613,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "clearbench: madvise(MADV_HUGEPAGE): %s\n",
 			strerror(errno));
 	memset(base, 0xa5, map_len);	/* fault everything in */
-	dst = base_dst = base + GUARD + opt_offset;
+	/* as if something else could set stop_flag or change memset_fn */
+	escape(&stop_flag);
+	escape(&memset_fn);
+	base_dst = base + GUARD + opt_offset;
+	dst = base_dst;
 
 	if (csv_path) {
 		csv = fopen(csv_path, "w");

@@ -35,7 +35,6 @@
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -175,31 +174,35 @@ static double now(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
+	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-#define __printf(a, b)	__attribute__((format(printf, a, b)))
-
-static __printf(4, 5) void set_status(enum status *st, char *msg,
-				      enum status s, const char *fmt, ...);
-
-static void set_status(enum status *st, char *msg, enum status s,
-		       const char *fmt, ...)
+/* Sets *@st to @s if it is still ST_OK: the first failure is kept. */
+static bool claim_status(enum status *st, enum status s)
 {
-	va_list ap;
-
 	if (*st != ST_OK)
-		return;		/* keep the first failure */
+		return false;
 	*st = s;
-	va_start(ap, fmt);
-	vsnprintf(msg, MSG_LEN, fmt, ap);
-	va_end(ap);
+	return true;
 }
+
+/*
+ * Record a failure and its message, unless one is already recorded.  The
+ * message goes straight to snprintf() so that the compiler checks the
+ * format against the arguments.
+ */
+#define set_status(st, msg, s, ...)					\
+	do {								\
+		if (claim_status(st, s))				\
+			snprintf(msg, MSG_LEN, __VA_ARGS__);		\
+	} while (0)
 
 /* Report a failed syscall by name; errno is read here. */
-#define FAIL_SYS(w, name) \
-	set_status(&(w)->status, (w)->msg, ST_ERROR, "%s: %s", name, \
-		   strerror(errno))
+static void fail_sys(struct worker *w, const char *name)
+{
+	set_status(&w->status, w->msg, ST_ERROR, "%s: %s", name,
+		   strerror(errno));
+}
 
 static const char *size_str(size_t size, char *buf, size_t len)
 {
@@ -243,7 +246,7 @@ static void *alloc_buf(struct worker *w, size_t len)
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	if (p == MAP_FAILED) {
-		FAIL_SYS(w, "mmap");
+		fail_sys(w, "mmap");
 		return NULL;
 	}
 	w->buf = p;
@@ -282,7 +285,7 @@ static bool drain(struct worker *w, size_t len)
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			FAIL_SYS(w, "splice(pipe->sink)");
+			fail_sys(w, "splice(pipe->sink)");
 			return false;
 		}
 		if (n == 0) {
@@ -348,14 +351,14 @@ static void setup_pipe(struct worker *w)
 	ssize_t n;
 
 	if (pipe2(fds, O_CLOEXEC)) {
-		FAIL_SYS(w, "pipe2");
+		fail_sys(w, "pipe2");
 		return;
 	}
 	w->pipe_r = fds[0];
 	w->pipe_w = fds[1];
 	ret = fcntl(w->pipe_w, F_SETPIPE_SZ, (int)m->size);
 	if (ret < 0) {
-		FAIL_SYS(w, "fcntl(F_SETPIPE_SZ)");
+		fail_sys(w, "fcntl(F_SETPIPE_SZ)");
 		return;
 	}
 	if ((size_t)ret < m->size) {
@@ -371,7 +374,7 @@ static void setup_pipe(struct worker *w)
 		w->sink = open(null_path, O_WRONLY | O_CLOEXEC);
 	if (w->sink < 0) {
 		if (w->status == ST_OK)
-			FAIL_SYS(w, "open /dev/null");
+			fail_sys(w, "open /dev/null");
 		return;
 	}
 
@@ -389,7 +392,7 @@ static void setup_pipe(struct worker *w)
 			set_status(&w->status, w->msg, ST_UNSUPPORTED,
 				   "splice from %s: EINVAL", m->path);
 		else
-			FAIL_SYS(w, m->kind == K_SPLICE ? "splice(dev->pipe)" :
+			fail_sys(w, m->kind == K_SPLICE ? "splice(dev->pipe)" :
 				 "vmsplice");
 		return;
 	}
@@ -403,7 +406,7 @@ static void setup_pipe(struct worker *w)
 		ssize_t off = 0;
 
 		if (!tmp) {
-			FAIL_SYS(w, "malloc");
+			fail_sys(w, "malloc");
 			return;
 		}
 		memset(tmp, 0xa5, n);
@@ -415,7 +418,7 @@ static void setup_pipe(struct worker *w)
 			if (r <= 0) {
 				if (r == 0)
 					errno = EIO;
-				FAIL_SYS(w, "read(pipe)");
+				fail_sys(w, "read(pipe)");
 				break;
 			}
 			off += r;
@@ -430,7 +433,7 @@ static void setup_pipe(struct worker *w)
 	if (m->sink == SINK_READER) {
 		errno = pthread_create(&w->reader, NULL, reader_main, w);
 		if (errno) {
-			FAIL_SYS(w, "pthread_create(reader)");
+			fail_sys(w, "pthread_create(reader)");
 			return;
 		}
 		w->reader_started = true;
@@ -449,7 +452,7 @@ static void setup_read(struct worker *w)
 		return;
 	n = read(w->src, w->buf, m->size);
 	if (n < 0) {
-		FAIL_SYS(w, "read");
+		fail_sys(w, "read");
 		return;
 	}
 	if (n == 0) {
@@ -547,7 +550,7 @@ static void run_pipe(struct worker *w)
 			want = w->target - w->done;
 		n = fill(w, want);
 		if (n < 0) {
-			FAIL_SYS(w, m->kind == K_SPLICE ? "splice(dev->pipe)" :
+			fail_sys(w, m->kind == K_SPLICE ? "splice(dev->pipe)" :
 				 "vmsplice");
 			break;
 		}
@@ -582,7 +585,7 @@ static void run_read(struct worker *w)
 			if (n < 0) {
 				if (errno == EINTR)
 					continue;
-				FAIL_SYS(w, "read");
+				fail_sys(w, "read");
 				break;
 			}
 			if (n == 0) {
@@ -739,8 +742,7 @@ static void watchdog(int sig)
 
 	(void)sig;
 	len = snprintf(msg, sizeof(msg),
-		       "zcbench: %s %s %zu threads=%d hung (no progress "
-		       "within the time cap + %d s), exiting\n",
+		       "zcbench: %s %s %zu threads=%d hung (no progress within the time cap + %d s), exiting\n",
 		       current_meas ? current_meas->test : "?",
 		       current_meas ? current_meas->label : "?",
 		       current_meas ? current_meas->size : 0,
@@ -787,7 +789,10 @@ static void measure(const struct meas *m, struct result *r)
 
 		w->m = m;
 		w->target = per;
-		w->src = w->pipe_r = w->pipe_w = w->sink = -1;
+		w->src = -1;
+		w->pipe_r = -1;
+		w->pipe_w = -1;
+		w->sink = -1;
 		errno = pthread_create(&w->tid, NULL, worker_main, w);
 		if (errno) {
 			r->status = ST_ERROR;
@@ -1075,7 +1080,7 @@ static void cpu_info(char *model, size_t len, char *flags, size_t flen)
 		snprintf(flags, flen, " none");
 }
 
-static void usage(const char *prog)
+static void usage_exit(const char *prog)
 {
 	fprintf(stderr,
 		"usage: %s [-d DEV] [-r REF] [-t MAXTHREADS] [-b BYTES] [-s SECONDS]\n"
@@ -1130,7 +1135,9 @@ static bool parse_tests(char *s)
 {
 	char *tok, *save;
 
-	do_splice = do_read = do_uring = false;
+	do_splice = false;
+	do_read = false;
+	do_uring = false;
 	for (tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		if (!strcmp(tok, "splice"))
 			do_splice = true;
@@ -1177,11 +1184,11 @@ int main(int argc, char **argv)
 			opt_threads = strtol(optarg, &end, 10);
 			if (errno || *end || end == optarg || opt_threads < 1 ||
 			    opt_threads > 1024)
-				usage(argv[0]);
+				usage_exit(argv[0]);
 			break;
 		case 'b':
 			if (!parse_bytes(optarg, &opt_bytes))
-				usage(argv[0]);
+				usage_exit(argv[0]);
 			bytes_set = true;
 			break;
 		case 's':
@@ -1189,14 +1196,14 @@ int main(int argc, char **argv)
 			opt_seconds = strtod(optarg, &end);
 			if (errno || *end || end == optarg || !(opt_seconds > 0) ||
 			    opt_seconds > 86400)
-				usage(argv[0]);
+				usage_exit(argv[0]);
 			break;
 		case 'n':
 			errno = 0;
 			opt_repeat = strtol(optarg, &end, 10);
 			if (errno || *end || end == optarg || opt_repeat < 1 ||
 			    opt_repeat > 100)
-				usage(argv[0]);
+				usage_exit(argv[0]);
 			break;
 		case 'q':
 			quick = true;
@@ -1209,17 +1216,17 @@ int main(int argc, char **argv)
 			break;
 		case 'T':
 			if (!parse_tests(optarg))
-				usage(argv[0]);
+				usage_exit(argv[0]);
 			break;
 		case 'i':
 			opt_instr = true;
 			break;
 		default:
-			usage(argv[0]);
+			usage_exit(argv[0]);
 		}
 	}
 	if (optind != argc)
-		usage(argv[0]);
+		usage_exit(argv[0]);
 	if (quick && !bytes_set)
 		opt_bytes = 32 * MIB;
 
@@ -1273,17 +1280,18 @@ int main(int argc, char **argv)
 	printf("kernel:  %s %s\n", uts.release, uts.machine);
 	printf("cpu:     %s (%ld online; flags:%s)\n", model, ncpu, flags);
 	printf("date:    %s\n", date);
-	printf("run:     %llu bytes per measurement over all threads, "
-	       "cap %.0f s, best of %d; threads up to %d\n", opt_bytes,
-	       opt_seconds, opt_repeat, opt_threads);
+	printf("run:     %llu bytes per measurement over all threads, cap %.0f s, ",
+	       opt_bytes, opt_seconds);
+	printf("best of %d; threads up to %d\n", opt_repeat, opt_threads);
 	if (do_uring && !uring_ok)
 		printf("io_uring: unavailable (%s); io_uring rows skipped\n",
 		       uring_msg);
-	if (opt_instr)
-		printf("instr/B: guest ns per byte; instructions per byte "
-		       "under -icount shift=0 (threads=1 rows)\n");
-	printf("GB/s = 1e9 bytes/s; ratios on %s rows: vs %s and vs the "
-	       "user-space peer\n\n", dev_label, ref_label);
+	if (opt_instr) {
+		printf("instr/B: guest ns per byte; instructions per byte under -icount shift=0 ");
+		printf("(threads=1 rows)\n");
+	}
+	printf("GB/s = 1e9 bytes/s; ratios on %s rows: vs %s and vs the user-space peer\n\n",
+	       dev_label, ref_label);
 	print_header_row();
 	fflush(stdout);
 

@@ -33,6 +33,14 @@ static inline int vfs_mmap(struct file *file, struct vm_area_struct *vma)
 }
 #endif
 
+/*
+ * The file behind a shared mapping, made as shmem_zero_setup() does: a
+ * kernel-internal shmem file (no LSM checks) where that is exported.
+ */
+#ifndef ZC_HAVE_SHMEM_KERNEL_FILE_SETUP
+#define shmem_kernel_file_setup	shmem_file_setup
+#endif
+
 /* The VMA flags shmem_file_setup() takes: vma_flags_t from 7.0 on. */
 #ifdef ZC_SHMEM_SETUP_VMA_FLAGS
 #define zc_shmem_flags(vma)	((vma)->flags)

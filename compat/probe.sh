@@ -5,10 +5,11 @@
 # kernel has.  The output is zcdev_probes.h; compat.h turns it into the
 # mainline API, so the core files are free of version checks.
 #
-# Usage: probe.sh SRCTREE > zcdev_probes.h
+# Usage: probe.sh SRCTREE OBJTREE > zcdev_probes.h
 
 set -e
 inc=$1/include/linux
+symvers=$2/Module.symvers
 
 # probe NAME FILE PATTERN: define NAME when FILE matches PATTERN.
 probe() {
@@ -31,3 +32,9 @@ probe ZC_HAVE_ITER_IOV uio.h 'iovec \*iter_iov\(const struct iov_iter'
 probe ZC_HAVE_VFS_MMAP fs.h 'int vfs_mmap\('
 # 7.0: shmem_file_setup() takes vma_flags_t.
 probe ZC_SHMEM_SETUP_VMA_FLAGS shmem_fs.h 'shmem_file_setup\(const char \*name, loff_t size, vma_flags_t'
+# shmem_kernel_file_setup() is exported to modules (not in 6.1): Module.symvers.
+if grep -q "	shmem_kernel_file_setup	" "$symvers" 2>/dev/null; then
+	echo "#define ZC_HAVE_SHMEM_KERNEL_FILE_SETUP 1"
+else
+	echo "/* #undef ZC_HAVE_SHMEM_KERNEL_FILE_SETUP */"
+fi

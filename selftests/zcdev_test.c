@@ -655,7 +655,7 @@ TEST_F_TIMEOUT(zcdev, read_sizes, 240)
 }
 
 /* Vectors of assorted lengths and alignments, empty ones among them */
-TEST_F(zcdev, readv_many)
+TEST_F_TIMEOUT(zcdev, readv_many, 120)
 {
 	static const struct {
 		size_t len, off;
@@ -731,7 +731,7 @@ TEST_F(zcdev, readv_many)
 }
 
 /* Destinations of different kinds of memory */
-TEST_F(zcdev, read_dest_kinds)
+TEST_F_TIMEOUT(zcdev, read_dest_kinds, 120)
 {
 	size_t pg = page_size(), n = 64 * pg;
 	unsigned char *m, *fillbuf;
@@ -810,17 +810,19 @@ static struct outcome fault_odd(unsigned int i, int fd, unsigned char *m,
 	return outcome(-2);
 }
 
-TEST_F(zcdev, fault_partial)
+TEST_F_TIMEOUT(zcdev, fault_partial, 120)
 {
 	static const size_t offs[] = { 0, 8, 1, 7, 4000, 4095, 4097 };
 	static const enum rd_method meths[] = {
 		RD_READ, RD_PREAD, RD_READV, RD_PREADV2,
 	};
-	size_t pg = page_size(), off, want, j;
+	size_t pg = page_size(), off, want, j, got;
+	unsigned int o, k, inexact = 0, changed = 0;
 	unsigned char *m;
-	unsigned int o, k;
+	char first[128];
 	ssize_t ret;
 	void *hole;
+	bool exact;
 
 	if (self->skip)
 		return;
@@ -886,22 +888,25 @@ TEST_F(zcdev, fault_partial)
 			ASSERT_EQ(0, mprotect(m + 2 * pg, pg, PROT_NONE));
 			errno = 0;
 			ret = rd(self->fd, meths[k], m + off, o + 40);
-			if (variant->is_stock) {
-				EXPECT_GE((ssize_t)o, ret);
-				EXPECT_LT((ssize_t)o - 8, ret < 0 ? 0 : ret);
-				EXPECT_TRUE(ret >= 0 || errno == EFAULT);
-			} else {
-				EXPECT_EQ((ssize_t)o, ret)
-					TH_LOG("%s of %u bytes before the fault",
-					       rd_name[meths[k]], o);
-			}
-			if (ret < 0)
-				ret = 0;
-			EXPECT_EQ(-1, not_byte(m, off, FILL));
-			EXPECT_EQ(-1, not_byte(m + off, ret, 0));
-			EXPECT_EQ(-1, not_byte(m + off + ret, o - ret, FILL));
+			got = ret < 0 ? 0 : ret < (ssize_t)o ? ret : o;
+			if (variant->is_stock)
+				exact = ret <= (ssize_t)o && got + 8 > o &&
+					(ret >= 0 || errno == EFAULT);
+			else
+				exact = ret == (ssize_t)o;
+			if (!exact && !inexact++)
+				snprintf(first, sizeof(first),
+					 "%s ending %u bytes before: %zd (%s)",
+					 rd_name[meths[k]], o, ret,
+					 strerror(errno));
+			changed += not_byte(m, off, FILL) >= 0 ||
+				   not_byte(m + off, got, 0) >= 0 ||
+				   not_byte(m + off + got, o - got, FILL) >= 0;
 		}
 	}
+	EXPECT_EQ(0U, inexact)
+		TH_LOG("%u reads stopped short, first %s", inexact, first);
+	EXPECT_EQ(0U, changed);
 	ASSERT_EQ(0, mprotect(m + 2 * pg, pg, PROT_READ | PROT_WRITE));
 	EXPECT_EQ(-1, not_byte(m + 2 * pg, 2 * pg, FILL));
 
@@ -1036,7 +1041,7 @@ TEST_F_TIMEOUT(zcdev, read_interrupted, 240)
 	munmap(buf, n);
 }
 
-TEST_F(zcdev, nowait)
+TEST_F_TIMEOUT(zcdev, nowait, 120)
 {
 	size_t pg = page_size();
 	struct gbuf b;
@@ -1161,7 +1166,7 @@ static int uring_one(struct io_uring *ring, enum uring_op op, int fd,
 }
 
 /* Reads to plain, vectored and registered buffers; and writes */
-TEST_F(zcdev, io_uring)
+TEST_F_TIMEOUT(zcdev, io_uring, 120)
 {
 	static const size_t sizes[] = { 1, 4097, MIB + 3 };
 	static const char * const name[UR_NR] = {
@@ -1246,7 +1251,7 @@ static struct outcome write_odd(unsigned int i, int fd, void *buf,
 	return outcome(-2);
 }
 
-TEST_F(zcdev, write)
+TEST_F_TIMEOUT(zcdev, write, 120)
 {
 	static const size_t sizes[] = { 1, 4097, MIB + 3 };
 	struct iovec iov[3], *many;
@@ -1443,7 +1448,7 @@ static long fill_pipe(int fd, int p[2], int *err)
 	return total;
 }
 
-TEST_F(zcdev, splice_fill_pipe)
+TEST_F_TIMEOUT(zcdev, splice_fill_pipe, 120)
 {
 	int p[2], size, err;
 	long total;
@@ -1484,7 +1489,7 @@ TEST_F(zcdev, splice_fill_pipe)
 	close(p[1]);
 }
 
-TEST_F(zcdev, splice_tee_vmsplice)
+TEST_F_TIMEOUT(zcdev, splice_tee_vmsplice, 120)
 {
 	size_t n = 3 * 4096 + 5;
 	int p1[2], p2[2];
@@ -1531,7 +1536,7 @@ TEST_F(zcdev, splice_tee_vmsplice)
 	close(p2[1]);
 }
 
-TEST_F(zcdev, splice_to_file)
+TEST_F_TIMEOUT(zcdev, splice_to_file, 120)
 {
 	size_t n = 5 * 4096 + 7, flen = 64 * KIB;
 	unsigned char *fb;
@@ -1576,7 +1581,7 @@ TEST_F(zcdev, splice_to_file)
 	close(p[1]);
 }
 
-TEST_F(zcdev, splice_to_socket)
+TEST_F_TIMEOUT(zcdev, splice_to_socket, 120)
 {
 	size_t n = 256 * KIB + 5, m = 128 * KIB + 3;
 	struct sink sk;
@@ -1643,7 +1648,7 @@ static long zero_page_bad(const char *path)
  * Whatever is done with spliced buffers, no byte is ever written into the
  * page they share (the zero page, for zcdev).
  */
-TEST_F(zcdev, zero_page_stays_zero)
+TEST_F_TIMEOUT(zcdev, zero_page_stays_zero, 120)
 {
 	unsigned char ff[200], back[4096 + 300];
 	size_t pg = page_size(), n;
@@ -2000,7 +2005,7 @@ TEST_F(zcdev, no_poll_no_ioctl)
 struct worker {
 	pthread_t thread;
 	int fd;		/* the device */
-	int null;	/* /dev/null */
+	int sink;	/* where spliced data go: /dev/null, or the device */
 	bool splice;
 	unsigned int iterations;
 	unsigned long moved;
@@ -2037,7 +2042,7 @@ static void *splicer_main(void *arg)
 			continue;
 		}
 		while (r > 0) {
-			s = splice(p[0], NULL, w->null, NULL, r, 0);
+			s = splice(p[0], NULL, w->sink, NULL, r, 0);
 			if (s <= 0) {
 				w->errors++;
 				goto out;
@@ -2083,7 +2088,7 @@ static void *reader_main(void *arg)
 TEST_F_TIMEOUT(zcdev, concurrency, 180)
 {
 	struct worker w[6];
-	bool splice_ok;
+	bool splice_ok, into_dev;
 	unsigned int i;
 	int null;
 
@@ -2091,12 +2096,14 @@ TEST_F_TIMEOUT(zcdev, concurrency, 180)
 		return;
 	/* a stock device that cannot splice still has its readers run */
 	splice_ok = !stock_cannot_splice_read(self->fd, variant->is_stock);
+	/* half the splicers drain into the device, where it takes them */
+	into_dev = !splice_write_errno(self->fd);
 	null = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	ASSERT_LE(0, null);
 	memset(w, 0, sizeof(w));
 	for (i = 0; i < ARRAY_SIZE(w); i++) {
 		w[i].fd = self->fd;
-		w[i].null = null;
+		w[i].sink = into_dev && (i & 1) ? self->fd : null;
 		w[i].splice = i < 4;
 		w[i].iterations = w[i].splice ? 128 : 16;
 		if (w[i].splice && !splice_ok)
