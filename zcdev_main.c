@@ -33,10 +33,11 @@ static bool zc_use_stosb;		/* what zc_read_path resolves to */
 static unsigned int zc_read_chunk = SZ_1M;
 
 /*
- * Below this size the kernel's own clear_user() is as fast: the string
- * instruction's start-up cost is paid back from a few cache lines on.
+ * Below this size the kernel's own clear_user() is as fast: a string of
+ * 128 bytes or more has a start-up cost that an 8-byte store loop beats
+ * up to about 1 KiB (bench/RESULTS-clear.md).
  */
-#define ZC_STOSB_MIN	SZ_1K
+#define ZC_STOSB_MIN	SZ_2K
 
 #ifdef ZC_HAVE_STOSB
 static bool zc_cpu_has_erms(void)
