@@ -17,10 +17,18 @@
  * from the syscall) while buffers may exist.  When the last file is closed
  * the epoch is killed: the percpu_ref turns atomic, and when its last
  * buffer is released, an RCU callback frees it and drops the module
- * reference, so rmmod succeeds once the pipes are drained.  zc_pipe_exit()
- * waits for that callback with rcu_barrier().  An epoch that never had a
- * buffer is simply kept for the next open, so read()-only users pay
- * nothing for this.
+ * reference, so rmmod succeeds once the pipes are drained.  That callback
+ * runs a grace period after the last put, whose RCU read-side section
+ * holds the put itself, and zc_pipe_exit() waits for it with
+ * rcu_barrier(): no code of the module runs after it is gone.
+ *
+ * An epoch that never had a buffer is simply kept for the next open, so
+ * read()-only users pay nothing for this.
+ *
+ * The alternatives weighed: kernel-owned nosteal_pipe_buf_ops with pages
+ * of our own would make unloading trivial, but put a page reference, an
+ * atomic, on every buffer; a module that can never be unloaded would save
+ * the per-CPU add, and take rmmod away from its users.
  */
 #include <linux/mm.h>
 #include <linux/module.h>
