@@ -955,6 +955,22 @@ TEST_F_TIMEOUT(zcdev, fault_partial, 120)
 	munmap(m, 4 * pg);
 }
 
+/* One long read: true when a signal cut it short, as it must be. */
+static bool cut_short(struct __test_metadata *_metadata, const char *what,
+		      ssize_t ret, int err, size_t want)
+{
+	if (ret < 0) {
+		EXPECT_EQ(EINTR, err) TH_LOG("%s: %s", what, strerror(err));
+		return true;
+	}
+	if ((size_t)ret < want) {
+		EXPECT_LT(0, ret);
+		return true;
+	}
+	EXPECT_EQ((ssize_t)want, ret);
+	return false;
+}
+
 /*
  * A read of gigabytes is interrupted by a signal whose handler does not ask
  * for restarts: it returns early, with a short count or EINTR.
@@ -969,7 +985,6 @@ TEST_F_TIMEOUT(zcdev, read_interrupted, 240)
 	unsigned int i;
 	unsigned char *buf;
 	ssize_t ret = 0;
-	int err;
 
 	if (self->skip)
 		return;
@@ -994,17 +1009,7 @@ TEST_F_TIMEOUT(zcdev, read_interrupted, 240)
 		memset(buf, FILL, n);
 		errno = 0;
 		ret = readv(self->fd, iov, ARRAY_SIZE(iov));
-		err = errno;
-		if (ret < 0) {
-			EXPECT_EQ(EINTR, err) TH_LOG("readv: %s",
-						     strerror(err));
-			interrupted = true;
-		} else if ((size_t)ret < want) {
-			EXPECT_LT(0, ret);
-			interrupted = true;
-		} else {
-			EXPECT_EQ((ssize_t)want, ret);
-		}
+		interrupted = cut_short(_metadata, "readv", ret, errno, want);
 	}
 	EXPECT_TRUE(interrupted) TH_LOG("readv never interrupted");
 	/* every vector is the same buffer */
@@ -1020,17 +1025,7 @@ TEST_F_TIMEOUT(zcdev, read_interrupted, 240)
 	for (i = 0; i < 400 && !interrupted; i++) {
 		errno = 0;
 		ret = read(self->fd, buf, n);
-		err = errno;
-		if (ret < 0) {
-			EXPECT_EQ(EINTR, err) TH_LOG("read: %s",
-						     strerror(err));
-			interrupted = true;
-		} else if ((size_t)ret < n) {
-			EXPECT_LT(0, ret);
-			interrupted = true;
-		} else {
-			EXPECT_EQ((ssize_t)n, ret);
-		}
+		interrupted = cut_short(_metadata, "read", ret, errno, n);
 	}
 	EXPECT_TRUE(interrupted) TH_LOG("read never interrupted");
 	EXPECT_EQ(-1, not_byte(buf, ret > 0 ? ret : 0, 0));
