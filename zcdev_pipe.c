@@ -14,13 +14,15 @@
  * buffer holds a reference on a percpu_ref: a this_cpu add, no shared
  * cache line.  All files opened while any is open share one such "epoch";
  * the epoch pins the module once, so rmmod fails with EBUSY (EWOULDBLOCK
- * from the syscall) while buffers may exist.  The last close kills the
- * epoch, waiting for the percpu_ref to turn atomic first, so that an epoch
- * with no buffer left is gone, and rmmod works, as soon as close returns;
- * otherwise the last buffer's release drops the module reference, and
- * rmmod works as soon as the pipes are drained.  Module exit waits for
- * the read-side section of that last put (synchronize_rcu()) and for the
- * epoch's freeing (rcu_barrier()): no code of the module runs after it.
+ * from the syscall) while buffers may exist.  When the last file is closed
+ * the epoch is killed without waiting: the percpu_ref turns atomic a grace
+ * period later, and when its last buffer is released, an RCU callback
+ * frees it and drops the module reference, so rmmod succeeds once the
+ * pipes are drained and the grace periods have passed (milliseconds;
+ * waiting for them in close() instead would slow every such close down).
+ * The callback runs a grace period after the last put, whose RCU
+ * read-side section holds the put itself, and zc_pipe_exit() waits for it
+ * with rcu_barrier(): no code of the module runs after it is gone.
  *
  * An epoch that never had a buffer is simply kept for the next open, so
  * read()-only users pay nothing for this.
@@ -56,19 +58,15 @@ static void zc_epoch_free(struct rcu_head *rcu)
 
 	percpu_ref_exit(&epoch->bufs);
 	kfree(epoch);
+	module_put(THIS_MODULE);
 }
 
-/*
- * A killed epoch has no buffer left: called by the close that killed it
- * or by the last buffer's release, inside percpu_ref_put()'s RCU read-side
- * section either way.
- */
+/* The last buffer of a killed epoch is gone: any context. */
 static void zc_epoch_drained(struct percpu_ref *ref)
 {
 	struct zc_epoch *epoch = container_of(ref, struct zc_epoch, bufs);
 
 	call_rcu(&epoch->rcu, zc_epoch_free);
-	module_put(THIS_MODULE);
 }
 
 static struct zc_epoch *zc_epoch_new(void)
@@ -110,7 +108,6 @@ void zc_pipe_release(struct file *file)
 	mutex_lock(&zc_epoch_lock);
 	if (!--zc_open_files) {
 		if (zc_epoch->spliced) {
-			percpu_ref_switch_to_atomic_sync(&zc_epoch->bufs);
 			percpu_ref_kill(&zc_epoch->bufs);
 			zc_epoch = NULL;
 		} else {
@@ -131,7 +128,6 @@ void zc_pipe_exit(void)
 		percpu_ref_exit(&zc_epoch->bufs);
 		kfree(zc_epoch);
 	}
-	synchronize_rcu();
 	rcu_barrier();
 }
 
