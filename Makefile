@@ -34,7 +34,17 @@ check:
 bench:
 	scripts/bench
 
-.PHONY: all modules clean check bench
+# The module's sources, without what a build generated: copied by
+# "make sources DEST=dir" for the lab's per-kernel builds and for DKMS.
+SOURCES = Kbuild VERSION compat/compat.h compat/probe.sh \
+	$(filter-out zcdev_probes.h,$(wildcard zcdev_*.c zcdev_*.h))
+
+sources:
+	@[ -n "$(DEST)" ] || { echo "make sources: give DEST=dir" >&2; exit 1; }
+	mkdir -p $(DEST)
+	cp --parents $(SOURCES) $(DEST)
+
+.PHONY: all modules clean check bench sources
 
 # --- install, sign, DKMS ------------------------------------------------
 
@@ -101,8 +111,6 @@ DKMS ?= dkms
 DKMS_VERSION ?= $(shell cat $(SRC)/VERSION)
 DKMS_SOURCE_TREE ?= /usr/src
 DKMS_SRC = $(DESTDIR)$(DKMS_SOURCE_TREE)/zcdev-$(DKMS_VERSION)
-DKMS_FILES = Kbuild VERSION $(wildcard compat/*) \
-	$(filter-out zcdev_probes.h,$(wildcard zcdev_*.c zcdev_*.h))
 DKMS_FLAGS ?=
 DKMS_ARGS = --sourcetree $(DKMS_SOURCE_TREE) $(DKMS_FLAGS)
 # Remove zcdev/$(DKMS_VERSION) from DKMS if it is there.
@@ -111,8 +119,7 @@ dkms-forget = if [ -n "$$($(DKMS) status $(DKMS_ARGS) zcdev/$(DKMS_VERSION) 2>/d
 
 dkms-src:
 	rm -rf $(DKMS_SRC)
-	mkdir -p $(DKMS_SRC)/compat
-	for f in $(DKMS_FILES); do cp $$f $(DKMS_SRC)/$$f; done
+	$(MAKE) sources DEST=$(DKMS_SRC)
 	sed 's/#MODULE_VERSION#/$(DKMS_VERSION)/' dkms.conf >$(DKMS_SRC)/dkms.conf
 
 dkms-install:
