@@ -19,6 +19,7 @@
 #include "compat.h"
 #include "zcdev_clear.h"
 #include "zcdev_pipe.h"
+#include "zcdev_plant.h"
 
 enum zc_read_path { ZC_READ_AUTO, ZC_READ_STOSB, ZC_READ_KERNEL };
 
@@ -200,6 +201,7 @@ static ssize_t read_iter_zero(struct kiocb *iocb, struct iov_iter *iter)
 	size_t chunk_max = READ_ONCE(zc_read_chunk);
 	size_t written = 0;
 
+	zc_plant();
 	while (iov_iter_count(iter)) {
 		size_t chunk = min(iov_iter_count(iter), chunk_max), n;
 
