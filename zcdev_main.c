@@ -248,24 +248,14 @@ static loff_t zc_lseek(struct file *file, loff_t offset, int orig)
 
 /*
  * As /dev/zero: a private mapping is anonymous memory, a shared one is
- * shared anonymous memory, a shmem file of its own.  shmem_zero_setup()
- * is not exported to modules any more, so do what it does.
+ * shared anonymous memory, a shmem file of its own.
  */
 static int mmap_zero(struct file *file, struct vm_area_struct *vma)
 {
-	struct file *shm;
-
-	if (!(vma->vm_flags & VM_SHARED)) {
-		vma_set_anonymous(vma);
-		return 0;
-	}
-	shm = shmem_kernel_file_setup("dev/zero", vma->vm_end - vma->vm_start,
-				      zc_shmem_flags(vma));
-	if (IS_ERR(shm))
-		return PTR_ERR(shm);
-	vma_set_file(vma, shm);
-	fput(shm);
-	return vfs_mmap(shm, vma);
+	if (vma->vm_flags & VM_SHARED)
+		return shmem_zero_setup(vma);
+	vma_set_anonymous(vma);
+	return 0;
 }
 
 static int open_zc(struct inode *inode, struct file *file)

@@ -32,9 +32,15 @@ probe ZC_HAVE_ITER_IOV uio.h 'iovec \*iter_iov\(const struct iov_iter'
 probe ZC_HAVE_VFS_MMAP fs.h 'int vfs_mmap\('
 # 7.0: shmem_file_setup() takes vma_flags_t.
 probe ZC_SHMEM_SETUP_VMA_FLAGS shmem_fs.h 'shmem_file_setup\(const char \*name, loff_t size, vma_flags_t'
-# shmem_kernel_file_setup() is exported to modules (not in 6.1): Module.symvers.
-if grep -q "	shmem_kernel_file_setup	" "$symvers" 2>/dev/null; then
-	echo "#define ZC_HAVE_SHMEM_KERNEL_FILE_SETUP 1"
-else
-	echo "/* #undef ZC_HAVE_SHMEM_KERNEL_FILE_SETUP */"
-fi
+# What mm/shmem.c exports to modules, from Module.symvers: 6.1 exports
+# shmem_zero_setup() but not shmem_kernel_file_setup(), 6.12 and 7.3 the
+# other way round.
+exported() {
+	if grep -q "	$2	" "$symvers" 2>/dev/null; then
+		echo "#define $1 1"
+	else
+		echo "/* #undef $1 */"
+	fi
+}
+exported ZC_HAVE_SHMEM_ZERO_SETUP shmem_zero_setup
+exported ZC_HAVE_SHMEM_KERNEL_FILE_SETUP shmem_kernel_file_setup
