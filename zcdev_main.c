@@ -73,16 +73,19 @@ static void zc_resolve_read_path(int path)
 		   (path == ZC_READ_AUTO && zc_cpu_has_erms()));
 }
 
+/* How much of a refused value a message quotes. */
+#define ZC_QUOTE_MAX	32
+
 static int read_path_set(const char *val, const struct kernel_param *kp)
 {
-	char name[16];
-	int path;
+	/* the whole value: one of the names, with a newline or not */
+	int path = sysfs_match_string(zc_read_paths, val);
+	size_t len = strcspn(val, "\n");
 
-	strscpy(name, val, sizeof(name));
-	path = sysfs_match_string(zc_read_paths, strim(name));
 	if (path < 0) {
-		pr_err("read_path: '%s' is not one of auto, stosb, kernel\n",
-		       name);
+		pr_err("read_path: '%.*s'%s is not one of auto, stosb, kernel\n",
+		       (int)min_t(size_t, len, ZC_QUOTE_MAX), val,
+		       len > ZC_QUOTE_MAX ? "..." : "");
 		return -EINVAL;
 	}
 #ifndef ZC_HAVE_STOSB
