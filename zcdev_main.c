@@ -261,8 +261,24 @@ static int mmap_zero(struct file *file, struct vm_area_struct *vma)
 	return 0;
 }
 
+/*
+ * Whether init has finished: until then every open is refused.
+ *
+ * misc_register() makes a device openable at once, and the module
+ * reference an open takes (fops->owner) does not wait for init either:
+ * try_module_get() fails only for a module that is GOING, not COMING
+ * (module_is_live()).  So if zcfull failed to register after zczero had
+ * been opened, do_init_module() would free the module under an open
+ * file.  Refusing opens until both devices are there closes that: an
+ * open that could see zczero during a failing init fails, and init then
+ * waits for its module reference (zc_wait_for_refused_opens()).
+ */
+static bool zc_live;
+
 static int open_zc(struct inode *inode, struct file *file)
 {
+	if (!READ_ONCE(zc_live))
+		return -ENODEV;
 	file->f_mode |= FMODE_NOWAIT;	/* reads never block: io_uring inline */
 	return zc_pipe_open(file);
 }
@@ -311,6 +327,23 @@ static struct miscdevice zcfull_dev = {
 	.mode	= 0666,
 };
 
+/*
+ * After a failed init, before the module is freed: misc_open() calls
+ * ->open under misc_mtx, which misc_deregister() takes, so no open is in
+ * progress and none succeeded (zc_live).  But a refused open drops the
+ * module reference it took only after misc_open() returns: wait for
+ * that, down to the one the loader holds during init.  What is left of
+ * module_put() after its decrement is covered by the synchronize_rcu()
+ * of do_init_module()'s failure path.
+ */
+static void zc_wait_for_refused_opens(void)
+{
+#ifdef CONFIG_MODULE_UNLOAD
+	while (module_refcount(THIS_MODULE) > 1)
+		schedule_timeout_uninterruptible(1);
+#endif
+}
+
 static int __init zcdev_init(void)
 {
 	int ret;
@@ -321,9 +354,13 @@ static int __init zcdev_init(void)
 	if (ret)
 		return ret;
 	ret = misc_register(&zcfull_dev);
-	if (ret)
+	if (ret) {
 		misc_deregister(&zczero_dev);
-	return ret;
+		zc_wait_for_refused_opens();
+		return ret;
+	}
+	WRITE_ONCE(zc_live, true);
+	return 0;
 }
 
 static void __exit zcdev_exit(void)
