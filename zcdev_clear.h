@@ -15,18 +15,26 @@
 #ifndef ZCDEV_CLEAR_H
 #define ZCDEV_CLEAR_H
 
+/*
+ * ZC_HAVE_STOSB: the rep stosb path exists.  In the kernel that is x86-64
+ * proper: UML sets CONFIG_X86_64 too (arch/x86/um/Kconfig) but has no
+ * stac/clac and no exception table for user accesses.  In user space it
+ * is what the compiler builds for.
+ */
 #ifdef ZC_USERSPACE
 #define __user
 #define ZC_STOSB_FIXUP(from, to)
-#else
+#ifdef __x86_64__
+#define ZC_HAVE_STOSB	1
+#endif
+#elif defined(CONFIG_X86_64) && !defined(CONFIG_UML)
 #include <asm/asm.h>
 /* A fault stops the string; the fixup resumes after it with %rcx left. */
 #define ZC_STOSB_FIXUP(from, to)	_ASM_EXTABLE_UA(from, to)
+#define ZC_HAVE_STOSB	1
 #endif
 
-#ifdef __x86_64__
-#define ZC_HAVE_STOSB	1
-
+#ifdef ZC_HAVE_STOSB
 /**
  * zc_stosb() - store @len zero bytes at @dst
  * @dst: where to start
@@ -46,6 +54,6 @@ static __always_inline unsigned long zc_stosb(void __user *dst,
 		     : "memory");
 	return len;
 }
-#endif /* __x86_64__ */
+#endif /* ZC_HAVE_STOSB */
 
 #endif /* ZCDEV_CLEAR_H */

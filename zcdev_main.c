@@ -73,16 +73,19 @@ static void zc_resolve_read_path(int path)
 		   (path == ZC_READ_AUTO && zc_cpu_has_erms()));
 }
 
+/* How much of a refused value a message quotes. */
+#define ZC_QUOTE_MAX	32
+
 static int read_path_set(const char *val, const struct kernel_param *kp)
 {
-	char name[16];
-	int path;
+	/* the whole value: one of the names, with a newline or not */
+	int path = sysfs_match_string(zc_read_paths, val);
+	size_t len = strcspn(val, "\n");
 
-	strscpy(name, val, sizeof(name));
-	path = sysfs_match_string(zc_read_paths, strim(name));
 	if (path < 0) {
-		pr_err("read_path: '%s' is not one of auto, stosb, kernel\n",
-		       name);
+		pr_err("read_path: '%.*s'%s is not one of auto, stosb, kernel\n",
+		       (int)min_t(size_t, len, ZC_QUOTE_MAX), val,
+		       len > ZC_QUOTE_MAX ? "..." : "");
 		return -EINVAL;
 	}
 #ifndef ZC_HAVE_STOSB
@@ -248,28 +251,34 @@ static loff_t zc_lseek(struct file *file, loff_t offset, int orig)
 
 /*
  * As /dev/zero: a private mapping is anonymous memory, a shared one is
- * shared anonymous memory, a shmem file of its own.  shmem_zero_setup()
- * is not exported to modules any more, so do what it does.
+ * shared anonymous memory, a shmem file of its own.
  */
 static int mmap_zero(struct file *file, struct vm_area_struct *vma)
 {
-	struct file *shm;
-
-	if (!(vma->vm_flags & VM_SHARED)) {
-		vma_set_anonymous(vma);
-		return 0;
-	}
-	shm = shmem_kernel_file_setup("dev/zero", vma->vm_end - vma->vm_start,
-				      zc_shmem_flags(vma));
-	if (IS_ERR(shm))
-		return PTR_ERR(shm);
-	vma_set_file(vma, shm);
-	fput(shm);
-	return vfs_mmap(shm, vma);
+	if (vma->vm_flags & VM_SHARED)
+		return shmem_zero_setup(vma);
+	vma_set_anonymous(vma);
+	return 0;
 }
+
+/*
+ * Whether init has finished: until then every open is refused.
+ *
+ * misc_register() makes a device openable at once, and the module
+ * reference an open takes (fops->owner) does not wait for init either:
+ * try_module_get() fails only for a module that is GOING, not COMING
+ * (module_is_live()).  So if zcfull failed to register after zczero had
+ * been opened, do_init_module() would free the module under an open
+ * file.  Refusing opens until both devices are there closes that: an
+ * open that could see zczero during a failing init fails, and init then
+ * waits for its module reference (zc_wait_for_refused_opens()).
+ */
+static bool zc_live;
 
 static int open_zc(struct inode *inode, struct file *file)
 {
+	if (!READ_ONCE(zc_live))
+		return -ENODEV;
 	file->f_mode |= FMODE_NOWAIT;	/* reads never block: io_uring inline */
 	return zc_pipe_open(file);
 }
@@ -318,6 +327,23 @@ static struct miscdevice zcfull_dev = {
 	.mode	= 0666,
 };
 
+/*
+ * After a failed init, before the module is freed: misc_open() calls
+ * ->open under misc_mtx, which misc_deregister() takes, so no open is in
+ * progress and none succeeded (zc_live).  But a refused open drops the
+ * module reference it took only after misc_open() returns: wait for
+ * that, down to the one the loader holds during init.  What is left of
+ * module_put() after its decrement is covered by the synchronize_rcu()
+ * of do_init_module()'s failure path.
+ */
+static void zc_wait_for_refused_opens(void)
+{
+#ifdef CONFIG_MODULE_UNLOAD
+	while (module_refcount(THIS_MODULE) > 1)
+		schedule_timeout_uninterruptible(1);
+#endif
+}
+
 static int __init zcdev_init(void)
 {
 	int ret;
@@ -328,9 +354,13 @@ static int __init zcdev_init(void)
 	if (ret)
 		return ret;
 	ret = misc_register(&zcfull_dev);
-	if (ret)
+	if (ret) {
 		misc_deregister(&zczero_dev);
-	return ret;
+		zc_wait_for_refused_opens();
+		return ret;
+	}
+	WRITE_ONCE(zc_live, true);
+	return 0;
 }
 
 static void __exit zcdev_exit(void)

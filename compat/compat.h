@@ -33,19 +33,38 @@ static inline int vfs_mmap(struct file *file, struct vm_area_struct *vma)
 }
 #endif
 
-/*
- * The file behind a shared mapping, made as shmem_zero_setup() does: a
- * kernel-internal shmem file (no LSM checks) where that is exported.
- */
-#ifndef ZC_HAVE_SHMEM_KERNEL_FILE_SETUP
-#define shmem_kernel_file_setup	shmem_file_setup
-#endif
-
 /* The VMA flags shmem_file_setup() takes: vma_flags_t from 7.0 on. */
 #ifdef ZC_SHMEM_SETUP_VMA_FLAGS
 #define zc_shmem_flags(vma)	((vma)->flags)
 #else
 #define zc_shmem_flags(vma)	((vma)->vm_flags)
+#endif
+
+#ifndef ZC_HAVE_SHMEM_ZERO_SETUP
+#ifndef ZC_HAVE_SHMEM_KERNEL_FILE_SETUP
+#define shmem_kernel_file_setup	shmem_file_setup
+#endif
+
+/*
+ * Where shmem_zero_setup() is not exported (6.12, 7.3): what it does, a
+ * kernel-internal shmem file (S_PRIVATE, so no LSM checks: see its
+ * comment in mm/shmem.c) behind the shared mapping.  Its vm_ops are not
+ * exported either: shmem's own mmap() sets them.
+ */
+static inline int zc_shmem_zero_setup(struct vm_area_struct *vma)
+{
+	struct file *shm;
+
+	shm = shmem_kernel_file_setup("dev/zero", vma->vm_end - vma->vm_start,
+				      zc_shmem_flags(vma));
+	if (IS_ERR(shm))
+		return PTR_ERR(shm);
+	vma_set_file(vma, shm);
+	fput(shm);
+	return vfs_mmap(shm, vma);
+}
+
+#define shmem_zero_setup	zc_shmem_zero_setup
 #endif
 
 #endif /* ZCDEV_COMPAT_H */
