@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What zcdev's selftests share: buffers that notice stray writes, pipe and
+ * socket helpers, the read methods, module loading and parameters.  Each
+ * area of the tests (read, splice, mmap, lifetime, io_uring) is a program
+ * of its own, linked with zcdev_util.c.
+ */
+#ifndef ZCDEV_UTIL_H
+#define ZCDEV_UTIL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#define KIB		1024UL
+#define MIB		(1024 * KIB)
+#define FILL		0xa5	/* what buffers hold before a read */
+#define MISC_MAJOR	10
+#define MODNAME		"zcdev"
+#define PARAM_DIR	"/sys/module/zcdev/parameters/"
+
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#endif
+
+/*
+ * A guarded buffer: len bytes at offset off into a mapping whose other
+ * bytes, a whole page on either side included, hold FILL and must keep it.
+ */
+struct gbuf {
+	unsigned char *map;
+	size_t map_len;
+	unsigned char *p;
+	size_t len;
+};
+
+/* The outcome of a system call: what it returned and, if it failed, errno */
+struct outcome {
+	long ret;
+	int err;
+};
+
+/* A thread that reads a socket to its end and counts what it got */
+struct sink {
+	pthread_t thread;
+	int fd;
+	size_t total;
+	size_t bad;	/* bytes that were not zero */
+	int err;
+};
+
+/* Sends SIGUSR1 to a thread every period_ms until told to stop */
+struct pinger {
+	pthread_t thread;
+	pthread_t target;
+	unsigned int period_ms;
+	int stop;
+};
+
+/* How the read tests read */
+enum rd_method { RD_READ, RD_PREAD, RD_READV, RD_PREADV2, RD_NOWAIT, RD_NR };
+
+extern const char * const rd_name[RD_NR];
+extern int sigusr1_count;
+
+size_t page_size(void);
+size_t max_rw(void);
+long not_byte(const void *p, size_t n, unsigned char c);
+void *map_anon(size_t len);
+
+int gbuf_init(struct gbuf *b, size_t len, size_t off);
+void gbuf_refill(struct gbuf *b);
+void gbuf_free(struct gbuf *b);
+long gbuf_bad(const struct gbuf *b, size_t n);
+
+struct outcome outcome(long ret);
+void *hole_addr(void);
+
+ssize_t read_full(int fd, void *buf, size_t n);
+long read_zeros(int fd, size_t n);
+int pipe_bytes(int fd);
+int tmpfs_file(void);
+long long fdinfo_pos(int fd);
+int splice_read_errno(int fd);
+int splice_write_errno(int fd);
+bool stock_cannot_splice_read(int fd, bool is_stock);
+ssize_t splice_through(int in, int p[2], int out, size_t n,
+		       unsigned int flags);
+ssize_t sendfile_full(int out, int in, size_t n);
+
+void loopback_up(void);
+int sock_pair(bool tcp, int sv[2]);
+void *sink_main(void *arg);
+
+void on_sigusr1(int sig);
+void sleep_ms(unsigned int ms);
+void *pinger_main(void *arg);
+
+ssize_t rd(int fd, enum rd_method m, void *p, size_t n);
+
+/* The module: load, unload, parameters */
+int delete_module(const char *name);
+bool module_busy_errno(int err);
+bool wait_path(const char *path, bool exist, unsigned int ms);
+int load_module(const char *ko, const char *params);
+int param_set(const char *name, const char *val, size_t len);
+int param_get(const char *name, char *buf, size_t size);
+bool kmsg_says(int kmsg, const char *text);
+/* Whether the running kernel is x86-64, whatever this program is built as */
+bool kernel_is_x86_64(void);
+
+#endif /* ZCDEV_UTIL_H */
