@@ -202,8 +202,10 @@ ssize_t splice_read_zero(struct file *in, loff_t *ppos,
 /*
  * Consume up to @len bytes of what the pipe holds, without a call per
  * zero-page buffer: their references go back in one batch per epoch.
+ * Other buffers are confirmed first, as splice_from_pipe_feed() does, so
+ * that a page-cache page that failed to read in fails the splice.
  */
-static size_t zc_pipe_drain(struct pipe_inode_info *pipe, size_t len)
+static ssize_t zc_pipe_drain(struct pipe_inode_info *pipe, size_t len)
 {
 	struct pipe_buffer *bufs = pipe->bufs;
 	unsigned int tail = pipe->tail, head = pipe->head;
@@ -211,17 +213,23 @@ static size_t zc_pipe_drain(struct pipe_inode_info *pipe, size_t len)
 	struct zc_epoch *epoch = NULL;
 	unsigned long refs = 0;
 	size_t done = 0;
+	int err = 0;
 
-	while (tail != head && done < len) {
+	while (!pipe_empty(head, tail) && done < len) {
 		struct pipe_buffer *buf = &bufs[tail & mask];
+		size_t n = min_t(size_t, buf->len, len - done);
 
-		if (buf->len > len - done) {
-			buf->offset += len - done;
-			buf->len -= len - done;
-			done = len;
+		if (buf->ops != &zero_pipe_buf_ops) {
+			err = pipe_buf_confirm(pipe, buf);
+			if (err)
+				break;
+		}
+		done += n;
+		if (n < buf->len) {
+			buf->offset += n;
+			buf->len -= n;
 			break;
 		}
-		done += buf->len;
 		if (buf->ops != &zero_pipe_buf_ops) {
 			pipe_buf_release(pipe, buf);
 		} else {
@@ -245,7 +253,7 @@ static size_t zc_pipe_drain(struct pipe_inode_info *pipe, size_t len)
 			wake_up_interruptible(&pipe->wr_wait);
 		kill_fasync(&pipe->fasync_writers, SIGIO, POLL_OUT);
 	}
-	return done;
+	return done ? done : err;
 }
 
 static int pipe_to_null(struct pipe_inode_info *pipe, struct pipe_buffer *buf,
