@@ -22,7 +22,17 @@
  * waiting for them in close() instead would slow every such close down).
  * The callback runs a grace period after the last put, whose RCU
  * read-side section holds the put itself, and zc_pipe_exit() waits for it
- * with rcu_barrier(): no code of the module runs after it is gone.
+ * with rcu_barrier().
+ *
+ * That still leaves the instructions after a put: zero_pipe_buf_release()
+ * returning out of this module, after percpu_ref_put()'s read-side
+ * section has ended.  Under preemptible RCU a task can be preempted right
+ * there, past any grace period, while the last put elsewhere lets rmmod
+ * free the text it is about to run.  Tasks RCU waits for exactly such
+ * tasks (a grace period ends only when every task has switched out
+ * voluntarily or run in user space), so zc_pipe_exit() waits for one too,
+ * as modules with trampolines do: no code of the module runs after it is
+ * gone.  Only rmmod pays for that wait.
  *
  * An epoch that never had a buffer is simply kept for the next open, so
  * read()-only users pay nothing for this.
@@ -37,6 +47,7 @@
 #include <linux/mutex.h>
 #include <linux/percpu-refcount.h>
 #include <linux/poll.h>
+#include <linux/rcupdate.h>
 #include <linux/slab.h>
 #include <linux/splice.h>
 #include "zcdev_pipe.h"
@@ -129,6 +140,7 @@ void zc_pipe_exit(void)
 		kfree(zc_epoch);
 	}
 	rcu_barrier();
+	synchronize_rcu_tasks();
 }
 
 static struct zc_epoch *buf_epoch(struct pipe_buffer *buf)
