@@ -82,10 +82,10 @@ static void zc_epoch_drained(struct percpu_ref *ref)
 
 static struct zc_epoch *zc_epoch_new(void)
 {
-	struct zc_epoch *epoch = kzalloc(sizeof(*epoch), GFP_KERNEL);
+	struct zc_epoch *epoch = kzalloc(sizeof(*epoch), GFP_KERNEL_ACCOUNT);
 
 	if (epoch && percpu_ref_init(&epoch->bufs, zc_epoch_drained, 0,
-				     GFP_KERNEL)) {
+				     GFP_KERNEL_ACCOUNT)) {
 		kfree(epoch);
 		epoch = NULL;
 	}
