@@ -542,3 +542,66 @@ bool kernel_is_x86_64(void)
 
 	return !uname(&u) && !strcmp(u.machine, "x86_64");
 }
+
+/* CLOCK_MONOTONIC in milliseconds */
+long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Unload zcdev, trying again for up to ms while it is busy: what still
+ * pins it may be going away (an RCU callback drops the last reference,
+ * zcdev_pipe.c).  0, or the errno of the last attempt.
+ */
+int unload_module(unsigned int ms)
+{
+	long long end = now_ms() + ms;
+	int err;
+
+	for (;;) {
+		if (!delete_module(MODNAME))
+			return 0;
+		err = errno;
+		if (!module_busy_errno(err) || now_ms() >= end)
+			return err;
+		sleep_ms(20);
+	}
+}
+
+/* A field of /proc/meminfo ("Percpu", say) in kB, or -1 */
+long meminfo_kb(const char *field)
+{
+	size_t len = strlen(field);
+	char line[256];
+	long kb = -1;
+	FILE *f;
+
+	f = fopen("/proc/meminfo", "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, field, len) && line[len] == ':' &&
+		    sscanf(line + len + 1, "%ld", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+/* Free the page cache and reclaimable slab objects (root): 0, or errno */
+int vm_drop_caches(void)
+{
+	int fd, err = 0;
+
+	sync();
+	fd = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	if (write(fd, "3", 1) != 1)
+		err = errno ? errno : EIO;
+	close(fd);
+	return err;
+}

@@ -110,4 +110,10 @@ bool kmsg_says(int kmsg, const char *text);
 /* Whether the running kernel is x86-64, whatever this program is built as */
 bool kernel_is_x86_64(void);
 
+/* Time, memory, and unloading with patience */
+long long now_ms(void);
+int unload_module(unsigned int ms);
+long meminfo_kb(const char *field);
+int vm_drop_caches(void);
+
 #endif /* ZCDEV_UTIL_H */
