@@ -608,4 +608,998 @@ TEST_F_TIMEOUT(zcdev, concurrency, 180)
 	close(null);
 }
 
+/*
+ * A model of what a pipe holds, to check drains into the device byte for
+ * byte: the segments queued, in order, each with its source and where in
+ * that source's pattern its bytes start.  A drain, or a read, takes bytes
+ * off the front; the pipe must then read as what the model has left.
+ */
+enum source { SRC_ZERO, SRC_WRITE, SRC_VMSPLICE, SRC_FILE, SRC_NR };
+
+static const char * const src_name[SRC_NR] = {
+	"zero", "write", "vmsplice", "file",
+};
+
+#define MODEL_SEGS	128
+#define SRC_BYTES	(256 * KIB)	/* the pattern of each source */
+
+struct seg {
+	enum source src;
+	size_t off;
+	size_t len;
+};
+
+struct model {
+	struct seg seg[MODEL_SEGS];
+	unsigned int first, nr;	/* the segments not consumed yet */
+	size_t bytes;
+};
+
+/*
+ * Byte off of a source's pattern: never zero but for zero buffers, and
+ * different a page (4096 % 255 != 0) or a byte further on, so that bytes
+ * out of place or of the wrong source show.
+ */
+static unsigned char pat(enum source src, size_t off)
+{
+	if (src == SRC_ZERO)
+		return 0;
+	return 1 + (off * 7 + src * 61) % 255;
+}
+
+static void model_push(struct model *m, enum source src, size_t off, size_t len)
+{
+	struct seg *s = &m->seg[m->nr++ % MODEL_SEGS];
+
+	s->src = src;
+	s->off = off;
+	s->len = len;
+	m->bytes += len;
+}
+
+/* Take n bytes off the front, as a drain or a read does: how many */
+static size_t model_take(struct model *m, size_t n)
+{
+	size_t done = 0, k;
+	struct seg *s;
+
+	while (done < n && m->first != m->nr) {
+		s = &m->seg[m->first % MODEL_SEGS];
+		k = s->len < n - done ? s->len : n - done;
+		s->off += k;
+		s->len -= k;
+		done += k;
+		if (!s->len)
+			m->first++;
+	}
+	m->bytes -= done;
+	return done;
+}
+
+/* The first n bytes the model holds */
+static void model_bytes(const struct model *m, unsigned char *buf, size_t n)
+{
+	const struct seg *s;
+	unsigned int i;
+	size_t k;
+
+	for (i = m->first; i != m->nr && n; i++) {
+		s = &m->seg[i % MODEL_SEGS];
+		for (k = 0; k < s->len && n; k++, n--)
+			*buf++ = pat(s->src, s->off + k);
+	}
+}
+
+/* Which segment byte at of the model is in, for the log */
+static const char *model_src(const struct model *m, size_t at)
+{
+	const struct seg *s;
+	unsigned int i;
+
+	for (i = m->first; i != m->nr; i++) {
+		s = &m->seg[i % MODEL_SEGS];
+		if (at < s->len)
+			return src_name[s->src];
+		at -= s->len;
+	}
+	return "nothing";
+}
+
+/*
+ * A pipe and the sources that fill it: write() from a buffer, vmsplice()
+ * of user pages, splice() of page-cache pages of a tmpfs file, and
+ * splice() of zero buffers from the device.
+ */
+struct pipe_ctx {
+	int p[2];		/* the write end is O_NONBLOCK: a plan */
+				/* that overfills fails, never hangs */
+	int zero;		/* splices zero buffers (zero_splicer()) */
+	int file;		/* a tmpfs file, the file's pattern in it */
+	unsigned char *wbuf;	/* the write pattern */
+	unsigned char *vbuf;	/* the vmsplice pattern: never written */
+				/* again, as pipes refer to its pages */
+	size_t next[SRC_NR];	/* where each source goes on */
+	struct model m;
+};
+
+/* Where each source starts in a fresh pipe: mid-page, for odd pieces */
+static const size_t src_start[SRC_NR] = { 0, 0, 100, 3 };
+
+static int ctx_pipe(struct pipe_ctx *c)
+{
+	if (c->p[0] >= 0) {
+		close(c->p[0]);
+		close(c->p[1]);
+	}
+	memset(&c->m, 0, sizeof(c->m));
+	memcpy(c->next, src_start, sizeof(c->next));
+	if (pipe2(c->p, O_CLOEXEC))
+		return -1;
+	return fcntl(c->p[1], F_SETFL, O_NONBLOCK);
+}
+
+/* zero is zero_splicer()'s file, which the context takes over */
+static int ctx_init(struct pipe_ctx *c, int zero)
+{
+	size_t i;
+
+	memset(c, 0, sizeof(*c));
+	c->p[0] = -1;
+	c->p[1] = -1;
+	c->zero = zero;
+	c->file = tmpfs_file();
+	c->wbuf = malloc(SRC_BYTES);
+	c->vbuf = map_anon(SRC_BYTES);
+	if (c->file < 0 || !c->wbuf || !c->vbuf)
+		return -1;
+	/* the file's pattern goes through wbuf, which then gets its own */
+	for (i = 0; i < SRC_BYTES; i++)
+		c->wbuf[i] = pat(SRC_FILE, i);
+	if (pwrite(c->file, c->wbuf, SRC_BYTES, 0) != (ssize_t)SRC_BYTES)
+		return -1;
+	for (i = 0; i < SRC_BYTES; i++) {
+		c->wbuf[i] = pat(SRC_WRITE, i);
+		c->vbuf[i] = pat(SRC_VMSPLICE, i);
+	}
+	return ctx_pipe(c);
+}
+
+static void ctx_free(struct pipe_ctx *c)
+{
+	if (c->p[0] >= 0) {
+		close(c->p[0]);
+		close(c->p[1]);
+	}
+	if (c->file >= 0)
+		close(c->file);
+	if (c->zero >= 0)
+		close(c->zero);
+	free(c->wbuf);
+	if (c->vbuf)
+		munmap(c->vbuf, SRC_BYTES);
+}
+
+/* Queue len bytes of src into the pipe, and into the model: 0, or errno */
+static int queue(struct pipe_ctx *c, enum source src, size_t len)
+{
+	size_t off = c->next[src];
+	struct iovec iov;
+	loff_t foff = off;
+	ssize_t r;
+
+	/* a plan past the end of the pattern: the test's fault */
+	if (off + len > SRC_BYTES) {
+		errno = ERANGE;
+		return errno;
+	}
+	switch (src) {
+	case SRC_ZERO:
+		r = splice(c->zero, NULL, c->p[1], NULL, len, 0);
+		break;
+	case SRC_WRITE:
+		r = write(c->p[1], c->wbuf + off, len);
+		break;
+	case SRC_VMSPLICE:
+		iov.iov_base = c->vbuf + off;
+		iov.iov_len = len;
+		r = vmsplice(c->p[1], &iov, 1, 0);
+		break;
+	default:
+		r = splice(c->file, &foff, c->p[1], NULL, len, 0);
+		break;
+	}
+	if (r != (ssize_t)len)
+		return r < 0 ? errno : EIO;
+	c->next[src] = off + len;
+	model_push(&c->m, src, off, len);
+	return 0;
+}
+
+struct step {
+	enum source src;
+	size_t len;
+};
+
+/* Queue a plan: 0, or the errno of the step that failed */
+static int queue_plan(struct pipe_ctx *c, const struct step *plan,
+		      unsigned int n)
+{
+	unsigned int i;
+	int err;
+
+	for (i = 0; i < n; i++) {
+		err = queue(c, plan[i].src, plan[i].len);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/*
+ * Every source in one pipe, 16 buffers in all: the default pipe full.
+ * The two writes share a buffer; the vmsplice and the file start
+ * mid-page, so each makes two buffers, as do 4097 zero bytes; the
+ * one-byte pieces come after buffers they cannot merge with.
+ */
+static const struct step mixed[] = {
+	{ SRC_WRITE, 100 }, { SRC_WRITE, 3000 },
+	{ SRC_VMSPLICE, 4096 + 200 },
+	{ SRC_FILE, 5000 },
+	{ SRC_ZERO, 4097 },
+	{ SRC_WRITE, 1 }, { SRC_ZERO, 1 }, { SRC_FILE, 1 },
+	{ SRC_VMSPLICE, 10 },
+	{ SRC_ZERO, 3 * 4096 + 5 },
+	{ SRC_WRITE, 50 },
+};
+
+/*
+ * Read the whole pipe and compare it with the model: the index of the
+ * first wrong byte, -1 when all are right, -2 when fewer could be read.
+ * The reads do not block: a pipe that holds less fails, and never hangs.
+ */
+static long pipe_differs(int fd, const struct model *m)
+{
+	int fl = fcntl(fd, F_GETFL);
+	unsigned char *got, *want;
+	long ret = -1;
+	size_t i;
+
+	got = malloc(m->bytes + 1);
+	want = malloc(m->bytes + 1);
+	if (!got || !want) {
+		ret = -2;
+		goto out;
+	}
+	memset(got, FILL, m->bytes);
+	model_bytes(m, want, m->bytes);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) ||
+	    read_full(fd, got, m->bytes) != (ssize_t)m->bytes) {
+		ret = -2;
+		goto out;
+	}
+	for (i = 0; i < m->bytes; i++) {
+		if (got[i] != want[i]) {
+			ret = i;
+			break;
+		}
+	}
+out:
+	if (fl >= 0)
+		fcntl(fd, F_SETFL, fl);
+	free(got);
+	free(want);
+	return ret;
+}
+
+/*
+ * The pipe holds what the model says, and keeps it: its buffers are
+ * tee'd into a pipe of a size to take them all, which is read instead.
+ * The index of the first wrong byte, -1 when all are right, -2 on error.
+ */
+static long pipe_peek_differs(int fd, const struct model *m)
+{
+	int q[2];
+	long ret = -2;
+
+	if (pipe2(q, O_CLOEXEC | O_NONBLOCK))
+		return -2;
+	if (fcntl(q[1], F_SETPIPE_SZ, MIB) >= 0 &&
+	    tee(fd, q[1], m->bytes, SPLICE_F_NONBLOCK) == (ssize_t)m->bytes)
+		ret = pipe_differs(q[0], m);
+	close(q[0]);
+	close(q[1]);
+	return ret;
+}
+
+/* The rest of the pipe is what the model says, and then nothing */
+static void check_rest(struct __test_metadata *_metadata, struct pipe_ctx *c,
+		       const char *what)
+{
+	long at;
+
+	EXPECT_EQ((int)c->m.bytes, pipe_bytes(c->p[0])) TH_LOG("%s", what);
+	at = pipe_differs(c->p[0], &c->m);
+	EXPECT_EQ(-1, at) TH_LOG("%s: byte %ld of the %zu left (%s) is wrong",
+				 what, at, c->m.bytes,
+				 at >= 0 ? model_src(&c->m, at) : "short");
+	EXPECT_EQ(0, pipe_bytes(c->p[0])) TH_LOG("%s", what);
+	model_take(&c->m, c->m.bytes);
+}
+
+/*
+ * Splice n bytes of the pipe into the device, and check the outcome: a
+ * zero device takes what there is, up to n; a full one refuses with
+ * ENOSPC and leaves the pipe as it was, and then the bytes are read
+ * instead (and checked), so that a test goes on the same way for both.
+ * The model follows.  A writer may be adding to the pipe meanwhile.
+ */
+static void drain_racing(struct __test_metadata *_metadata,
+			 struct pipe_ctx *c, int dev, bool full, size_t n,
+			 unsigned int flags)
+{
+	size_t want = n < c->m.bytes ? n : c->m.bytes;
+	unsigned char *got, *exp;
+	struct outcome o;
+
+	errno = 0;
+	o = outcome(splice(c->p[0], NULL, dev, NULL, n, flags));
+	if (!full || !n) {
+		EXPECT_EQ((long)want, o.ret)
+			TH_LOG("drain of %zu of %zu: %s", n, c->m.bytes,
+			       strerror(o.err));
+		/* the model follows what went, so that the rest is checked */
+		model_take(&c->m, o.ret > 0 ? o.ret : 0);
+		return;
+	}
+	EXPECT_EQ(-1, o.ret) TH_LOG("drain of %zu", n);
+	EXPECT_EQ(ENOSPC, o.err) TH_LOG("drain of %zu", n);
+	if (o.ret > 0) {
+		model_take(&c->m, o.ret);
+		return;
+	}
+	EXPECT_EQ((int)c->m.bytes, pipe_bytes(c->p[0]));
+	got = malloc(want + 1);
+	exp = malloc(want + 1);
+	ASSERT_NE(NULL, got);
+	ASSERT_NE(NULL, exp);
+	model_bytes(&c->m, exp, want);
+	EXPECT_EQ((ssize_t)want, read_full(c->p[0], got, want));
+	EXPECT_EQ(0, memcmp(got, exp, want)) TH_LOG("read of %zu", n);
+	free(got);
+	free(exp);
+	model_take(&c->m, want);
+}
+
+/* As drain_racing(), nobody else writing: FIONREAD agrees after */
+static void drain(struct __test_metadata *_metadata, struct pipe_ctx *c,
+		  int dev, bool full, size_t n, unsigned int flags)
+{
+	drain_racing(_metadata, c, dev, full, n, flags);
+	EXPECT_EQ((int)c->m.bytes, pipe_bytes(c->p[0]))
+		TH_LOG("after taking %zu", n);
+}
+
+/* Why a drain test skips a stock device */
+enum { DRAIN_READY, NO_SPLICE_WRITE, NO_ZERO_BUFS };
+
+static const char * const drain_skip[] = {
+	[NO_SPLICE_WRITE] = "cannot be spliced to on this kernel",
+	[NO_ZERO_BUFS] = "cannot splice, and zczero is absent",
+};
+
+/*
+ * Set a drain test up: DRAIN_READY, a reason to skip a stock device
+ * (/dev/full has no splice_write), or -1 with errno.  The zero buffers
+ * come from the device, or from zczero where a stock device cannot
+ * splice them.
+ */
+static int drain_setup(struct pipe_ctx *c, int fd, bool is_stock)
+{
+	int zfd;
+
+	if (is_stock && splice_write_errno(fd) == EINVAL)
+		return NO_SPLICE_WRITE;
+	zfd = zero_splicer(fd, is_stock);
+	if (zfd < 0)
+		return is_stock ? NO_ZERO_BUFS : -1;
+	return ctx_init(c, zfd);
+}
+
+/*
+ * Drains that end anywhere: in written data, vmspliced and page-cache
+ * pages and zero buffers, at their edges, a byte either side of a page,
+ * the whole pipe and more than it holds; then drains one after another.
+ */
+TEST_F_TIMEOUT(zcdev, drain_mixed, 120)
+{
+	const size_t pg = 4096;
+	size_t lens[] = {
+		1, 99, 100, 3099, 3100, 3101, pg - 1, pg, pg + 1, 7777,
+		12345, 0, 0, 0, 0, MIB,		/* the zeros: from the total */
+	};
+	static const size_t steps[] = { 1, 2, 97, 3000, 4096, 4097, 1, 8191,
+					5, 333 };
+	struct pipe_ctx c;
+	char what[64];
+	unsigned int i;
+	size_t total;
+	int ret;
+
+	if (self->skip)
+		return;
+	ret = drain_setup(&c, self->fd, variant->is_stock);
+	if (ret > 0)
+		SKIP(return, "%s %s", variant->path, drain_skip[ret]);
+	ASSERT_EQ(0, ret) TH_LOG("drain setup: %s", strerror(errno));
+	ASSERT_EQ(0, queue_plan(&c, mixed, ARRAY_SIZE(mixed)));
+	total = c.m.bytes;
+	EXPECT_EQ(16 * pg, (size_t)fcntl(c.p[0], F_GETPIPE_SZ));
+	/* 16 buffers: the pipe is full (a write could still merge) */
+	EXPECT_EQ(EAGAIN, queue(&c, SRC_ZERO, 1));
+	check_rest(_metadata, &c, "no drain");
+	lens[11] = total / 2 + 1;
+	lens[12] = total - 1;
+	lens[13] = total;
+	lens[14] = total + 1;
+
+	for (i = 0; i < ARRAY_SIZE(lens); i++) {
+		ASSERT_EQ(0, ctx_pipe(&c));
+		ASSERT_EQ(0, queue_plan(&c, mixed, ARRAY_SIZE(mixed)));
+		drain(_metadata, &c, self->fd, variant->is_full, lens[i], 0);
+		snprintf(what, sizeof(what), "drain of %zu of %zu", lens[i],
+			 total);
+		check_rest(_metadata, &c, what);
+	}
+
+	/* one drain after another, FIONREAD checked after each */
+	ASSERT_EQ(0, ctx_pipe(&c));
+	ASSERT_EQ(0, queue_plan(&c, mixed, ARRAY_SIZE(mixed)));
+	for (i = 0; i < ARRAY_SIZE(steps); i++)
+		drain(_metadata, &c, self->fd, variant->is_full, steps[i], 0);
+	check_rest(_metadata, &c, "drains one after another");
+
+	/* more than there is, on a non-blocking pipe: all, then EAGAIN */
+	ASSERT_EQ(0, ctx_pipe(&c));
+	ASSERT_EQ(0, queue_plan(&c, mixed, ARRAY_SIZE(mixed)));
+	ASSERT_EQ(0, fcntl(c.p[0], F_SETFL, O_NONBLOCK));
+	drain(_metadata, &c, self->fd, variant->is_full, 2 * total, 0);
+	EXPECT_EQ(0, pipe_bytes(c.p[0]));
+	errno = 0;
+	EXPECT_EQ(-1, splice(c.p[0], NULL, self->fd, NULL, 1, 0));
+	EXPECT_EQ(variant->is_full ? ENOSPC : EAGAIN, errno);
+	/* and refilled after it: the pipe works on */
+	memcpy(c.next, src_start, sizeof(c.next));
+	ASSERT_EQ(0, queue_plan(&c, mixed, ARRAY_SIZE(mixed)));
+	drain(_metadata, &c, self->fd, variant->is_full, 4097, 0);
+	check_rest(_metadata, &c, "refilled");
+	ctx_free(&c);
+}
+
+/* A thread that writes or splices into a full pipe, and blocks there */
+struct blocked {
+	pthread_t thread;
+	struct pipe_ctx *c;
+	enum source src;	/* SRC_WRITE: write(), SRC_FILE: splice() */
+	size_t off, len;
+	pid_t tid;
+	size_t done;
+	int err;
+};
+
+static void *blocked_main(void *arg)
+{
+	struct blocked *b = arg;
+	loff_t foff = b->off;
+	ssize_t r;
+
+	__atomic_store_n(&b->tid, syscall(SYS_gettid), __ATOMIC_RELEASE);
+	while (b->done < b->len) {
+		if (b->src == SRC_WRITE)
+			r = write(b->c->p[1], b->c->wbuf + b->off + b->done,
+				  b->len - b->done);
+		else
+			r = splice(b->c->file, &foff, b->c->p[1], NULL,
+				   b->len - b->done, 0);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			b->err = r < 0 ? errno : EIO;
+			break;
+		}
+		b->done += r;
+	}
+	return NULL;
+}
+
+/*
+ * A writer blocked on a full pipe, in write() or in splice(), is woken by
+ * a drain into zczero and completes.  zcfull refuses the drain, and then
+ * a read of the pipe wakes the writer instead.  A writer left asleep
+ * hangs the join: the harness's timeout fails the test, well before the
+ * lane's guest is ended for printing nothing.
+ */
+TEST_F_TIMEOUT(zcdev, drain_wakes_writer, 30)
+{
+	static const struct step fill[] = {
+		{ SRC_WRITE, 1000 }, { SRC_ZERO, 15 * 4096 },
+	};
+	/* frees six buffers; the writer needs four, or three */
+	const size_t n = 1000 + 5 * 4096 + 7;
+	static const enum source kinds[] = { SRC_WRITE, SRC_FILE };
+	static const long nr[] = { SYS_write, SYS_splice };
+	struct pipe_ctx c;
+	struct blocked b;
+	unsigned int k;
+	pid_t tid;
+	int ret;
+
+	if (self->skip)
+		return;
+	ret = drain_setup(&c, self->fd, variant->is_stock);
+	if (ret > 0)
+		SKIP(return, "%s %s", variant->path, drain_skip[ret]);
+	ASSERT_EQ(0, ret) TH_LOG("drain setup: %s", strerror(errno));
+	for (k = 0; k < ARRAY_SIZE(kinds); k++) {
+		ASSERT_EQ(0, ctx_pipe(&c));
+		ASSERT_EQ(0, queue_plan(&c, fill, ARRAY_SIZE(fill)));
+		ASSERT_EQ(0, fcntl(c.p[1], F_SETFL, 0));
+		memset(&b, 0, sizeof(b));
+		b.c = &c;
+		b.src = kinds[k];
+		b.off = c.next[b.src];
+		b.len = b.src == SRC_WRITE ? 3 * 4096 + 5 : 3 * 4096;
+		ASSERT_EQ(0, pthread_create(&b.thread, NULL, blocked_main, &b));
+		while (!(tid = __atomic_load_n(&b.tid, __ATOMIC_ACQUIRE)))
+			sleep_ms(1);
+		ASSERT_TRUE(wait_blocked(tid, nr[k], 10000))
+			TH_LOG("the %s thread never blocked",
+			       src_name[b.src]);
+		/* nothing of it got in: the pipe held what it did */
+		EXPECT_EQ((int)c.m.bytes, pipe_bytes(c.p[0]));
+
+		drain_racing(_metadata, &c, self->fd, variant->is_full, n, 0);
+		pthread_join(b.thread, NULL);
+		EXPECT_EQ(0, b.err) TH_LOG("%s", strerror(b.err));
+		EXPECT_EQ(b.len, b.done) TH_LOG("%s", src_name[b.src]);
+		model_push(&c.m, b.src, b.off, b.done);
+		check_rest(_metadata, &c, src_name[b.src]);
+	}
+	ctx_free(&c);
+}
+
+/* A drain of an empty pipe waits for a writer, as stock devices do */
+struct late_writer {
+	pthread_t thread;
+	int fd;
+	pid_t drainer;
+	int err;
+};
+
+static void *late_writer_main(void *arg)
+{
+	struct late_writer *w = arg;
+	static const char data[5] = "abcde";
+
+	/* write only once the drainer sleeps in splice() */
+	if (!wait_blocked(w->drainer, SYS_splice, 10000))
+		w->err = ETIMEDOUT;
+	if (write(w->fd, data, sizeof(data)) != sizeof(data))
+		w->err = errno ? errno : EIO;
+	return NULL;
+}
+
+TEST_F_TIMEOUT(zcdev, drain_waits_for_data, 30)
+{
+	struct late_writer w;
+	struct outcome o;
+	int p[2];
+
+	if (self->skip)
+		return;
+	if (variant->is_stock && splice_write_errno(self->fd) == EINVAL)
+		SKIP(return, "%s cannot be spliced to on this kernel",
+		     variant->path);
+	ASSERT_EQ(0, pipe2(p, O_CLOEXEC));
+	if (variant->is_full) {
+		/* refused at once: zcfull never waits for data it refuses */
+		errno = 0;
+		EXPECT_EQ(-1, splice(p[0], NULL, self->fd, NULL, 10, 0));
+		EXPECT_EQ(ENOSPC, errno);
+		goto out;
+	}
+	memset(&w, 0, sizeof(w));
+	w.fd = p[1];
+	w.drainer = syscall(SYS_gettid);
+	ASSERT_EQ(0, pthread_create(&w.thread, NULL, late_writer_main, &w));
+	errno = 0;
+	o = outcome(splice(p[0], NULL, self->fd, NULL, 10, 0));
+	pthread_join(w.thread, NULL);
+	EXPECT_EQ(0, w.err) TH_LOG("%s", strerror(w.err));
+	EXPECT_EQ(5, o.ret) TH_LOG("%s", strerror(o.err));
+	EXPECT_EQ(0, pipe_bytes(p[0]));
+out:
+	close(p[0]);
+	close(p[1]);
+}
+
+/*
+ * The ring's indices far past its size: 65536 one-byte write/read pairs
+ * move head and tail on by 65536, a lap of a 16-bit index (pipe_index_t
+ * on 32-bit kernels since 6.14), then a mixed fill is drained.
+ */
+TEST_F_TIMEOUT(zcdev, drain_ring_wrap, 180)
+{
+	/* the last ends in the file's data: a wrong offset shows */
+	static const size_t steps[] = { 4095, 1, 4097, 3, 777, 5 };
+	unsigned long bad = 0, i;
+	unsigned char in, out;
+	struct pipe_ctx c;
+	unsigned int k;
+	int ret;
+
+	if (self->skip)
+		return;
+	ret = drain_setup(&c, self->fd, variant->is_stock);
+	if (ret > 0)
+		SKIP(return, "%s %s", variant->path, drain_skip[ret]);
+	ASSERT_EQ(0, ret) TH_LOG("drain setup: %s", strerror(errno));
+	ASSERT_EQ(0, fcntl(c.p[1], F_SETFL, 0));
+	for (i = 0; i < 65536; i++) {
+		in = i * 13;
+		out = ~in;
+		if (write(c.p[1], &in, 1) != 1 || read(c.p[0], &out, 1) != 1 ||
+		    out != in)
+			bad++;
+	}
+	EXPECT_EQ(0UL, bad);
+	EXPECT_EQ(0, pipe_bytes(c.p[0]));
+	ASSERT_EQ(0, fcntl(c.p[1], F_SETFL, O_NONBLOCK));
+	/* twice: the second fill starts where the first left the ring */
+	for (k = 0; k < 2; k++) {
+		ASSERT_EQ(0, queue_plan(&c, mixed, ARRAY_SIZE(mixed)));
+		for (i = 0; i < ARRAY_SIZE(steps); i++)
+			drain(_metadata, &c, self->fd, variant->is_full,
+			      steps[i], 0);
+		check_rest(_metadata, &c, "after the wrap");
+		memcpy(c.next, src_start, sizeof(c.next));
+	}
+	ctx_free(&c);
+}
+
+/*
+ * F_SETPIPE_SZ with zero buffers queued: the ring grows under them and
+ * takes more; it shrinks only to what still holds them (EBUSY below
+ * that), and what they hold is intact after each move.
+ */
+TEST_F_TIMEOUT(zcdev, pipe_resize_queued, 120)
+{
+	static const struct step first[] = {
+		{ SRC_ZERO, 4097 }, { SRC_WRITE, 10 }, { SRC_FILE, 100 },
+		{ SRC_ZERO, 3 * 4096 }, { SRC_VMSPLICE, 300 },
+	};	/* eight buffers */
+	const size_t pg = 4096, grown = 256 * KIB;
+	struct pipe_ctx c;
+	size_t before;
+	int ret;
+
+	if (self->skip)
+		return;
+	ret = drain_setup(&c, self->fd, variant->is_stock);
+	if (ret > 0)
+		SKIP(return, "%s %s", variant->path, drain_skip[ret]);
+	ASSERT_EQ(0, ret) TH_LOG("drain setup: %s", strerror(errno));
+	ASSERT_EQ(0, queue_plan(&c, first, ARRAY_SIZE(first)));
+	before = c.m.bytes;
+	/* a size unprivileged users may set (pipe-max-size is 1 MiB) */
+	EXPECT_EQ((int)grown, fcntl(c.p[0], F_SETPIPE_SZ, grown));
+	EXPECT_EQ((int)before, pipe_bytes(c.p[0]));
+	/* 28 buffers: more than the old ring had */
+	ASSERT_EQ(0, queue(&c, SRC_ZERO, 20 * pg));
+	EXPECT_EQ((int)c.m.bytes, pipe_bytes(c.p[0]));
+	/* below the 28 buffers: refused, the ring as it was */
+	errno = 0;
+	EXPECT_EQ(-1, fcntl(c.p[0], F_SETPIPE_SZ, pg));
+	EXPECT_EQ(EBUSY, errno);
+	errno = 0;
+	EXPECT_EQ(-1, fcntl(c.p[0], F_SETPIPE_SZ, 16 * pg));
+	EXPECT_EQ(EBUSY, errno);
+	EXPECT_EQ((int)grown, fcntl(c.p[0], F_GETPIPE_SZ));
+	EXPECT_EQ((int)c.m.bytes, pipe_bytes(c.p[0]));
+
+	/* into the written bytes, in the ring moved (26 buffers left) */
+	drain(_metadata, &c, self->fd, variant->is_full, 4097 + 3, 0);
+	EXPECT_EQ(-1, pipe_peek_differs(c.p[0], &c.m));
+	errno = 0;
+	EXPECT_EQ(-1, fcntl(c.p[0], F_SETPIPE_SZ, 16 * pg));
+	EXPECT_EQ(EBUSY, errno);
+	/* the rest of the first eight, five zero pages and a byte: 15 left */
+	drain(_metadata, &c, self->fd, variant->is_full,
+	      before - 4100 + 5 * pg + 1, 0);
+	EXPECT_EQ(16 * (int)pg, fcntl(c.p[0], F_SETPIPE_SZ, 16 * pg));
+	EXPECT_EQ((int)c.m.bytes, pipe_bytes(c.p[0]));
+	EXPECT_EQ(-1, pipe_peek_differs(c.p[0], &c.m));
+	errno = 0;
+	EXPECT_EQ(-1, fcntl(c.p[0], F_SETPIPE_SZ, 8 * pg));
+	EXPECT_EQ(EBUSY, errno);
+	/* the sixteenth buffer, and then the pipe is full */
+	ASSERT_EQ(0, queue(&c, SRC_WRITE, 10));
+	EXPECT_EQ(EAGAIN, queue(&c, SRC_ZERO, 1));
+	drain(_metadata, &c, self->fd, variant->is_full, 3 * pg + 3, 0);
+	/* grown again with what is left, and filled past the old size */
+	EXPECT_EQ(32 * (int)pg, fcntl(c.p[0], F_SETPIPE_SZ, 32 * pg));
+	ASSERT_EQ(0, queue(&c, SRC_ZERO, 10 * pg + 1));
+	ASSERT_EQ(0, queue(&c, SRC_VMSPLICE, 5));
+	check_rest(_metadata, &c, "after resizing");
+	ctx_free(&c);
+}
+
+/* A tmpfs file holding n bytes of a pattern that is nowhere zero */
+static int pattern_file(size_t n)
+{
+	unsigned char *b = malloc(n);
+	int f = tmpfs_file();
+	size_t i;
+
+	if (!b || f < 0)
+		goto fail;
+	for (i = 0; i < n; i++)
+		b[i] = pat(SRC_FILE, i);
+	if (pwrite(f, b, n, 0) != (ssize_t)n)
+		goto fail;
+	free(b);
+	return f;
+fail:
+	free(b);
+	if (f >= 0)
+		close(f);
+	return -1;
+}
+
+/*
+ * sendfile() from a tmpfs file into the device: zczero consumes all and
+ * the file's offset (or the one given) moves on by the count; zcfull
+ * refuses with ENOSPC and leaves the offset where it was.  One call each:
+ * the kernel goes round its internal pipe until the count is done, short
+ * only if the device takes less than it is given.
+ */
+TEST_F_TIMEOUT(zcdev, sendfile_into, 120)
+{
+	static const size_t sizes[] = { 1, 4095, 4097, 200 * KIB + 3 };
+	size_t flen = 256 * KIB;
+	unsigned int i;
+	off_t pos = 0;
+	loff_t off;
+	ssize_t r;
+	int f;
+
+	if (self->skip)
+		return;
+	if (variant->is_stock && splice_write_errno(self->fd) == EINVAL)
+		SKIP(return, "%s cannot be spliced to on this kernel",
+		     variant->path);
+	f = pattern_file(flen);
+	ASSERT_LE(0, f);
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+		/* from the file's own offset */
+		errno = 0;
+		r = sendfile(self->fd, f, NULL, sizes[i]);
+		if (variant->is_full) {
+			EXPECT_EQ(-1, r);
+			EXPECT_EQ(ENOSPC, errno);
+		} else {
+			EXPECT_EQ((ssize_t)sizes[i], r)
+				TH_LOG("%zu: %s", sizes[i], strerror(errno));
+			pos += sizes[i];
+		}
+		EXPECT_EQ(pos, lseek(f, 0, SEEK_CUR));
+		/* from an offset given, the file's own unmoved */
+		off = 5;
+		errno = 0;
+		r = sendfile(self->fd, f, &off, sizes[i]);
+		if (variant->is_full) {
+			EXPECT_EQ(-1, r);
+			EXPECT_EQ(ENOSPC, errno);
+			EXPECT_EQ(5, off);
+		} else {
+			EXPECT_EQ((ssize_t)sizes[i], r)
+				TH_LOG("%zu at 5: %s", sizes[i],
+				       strerror(errno));
+			EXPECT_EQ((loff_t)(5 + sizes[i]), off);
+		}
+		EXPECT_EQ(pos, lseek(f, 0, SEEK_CUR));
+		ASSERT_EQ(0, lseek(f, 0, SEEK_SET));
+		pos = 0;
+	}
+	/* at the end of the file there is nothing to send, nor to refuse */
+	ASSERT_EQ((off_t)flen, lseek(f, 0, SEEK_END));
+	EXPECT_EQ(0, sendfile(self->fd, f, NULL, 4096))
+		TH_LOG("%s", strerror(errno));
+	close(f);
+}
+
+/*
+ * sendfile() from the device into itself, through one file and through
+ * two: zczero returns the whole count from one call, zcfull refuses with
+ * ENOSPC.
+ */
+TEST_F_TIMEOUT(zcdev, sendfile_self, 120)
+{
+	static const size_t sizes[] = { 1, 4097, MIB + 3, 8 * MIB + 1 };
+	unsigned int i, two;
+	ssize_t r;
+	int other;
+
+	if (self->skip)
+		return;
+	if (stock_cannot_splice_read(self->fd, variant->is_stock))
+		SKIP(return, "%s cannot splice on this kernel", variant->path);
+	if (variant->is_stock && splice_write_errno(self->fd) == EINVAL)
+		SKIP(return, "%s cannot be spliced to on this kernel",
+		     variant->path);
+	other = open(variant->path, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, other);
+	for (two = 0; two < 2; two++) {
+		for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+			errno = 0;
+			r = sendfile(self->fd, two ? other : self->fd, NULL,
+				     sizes[i]);
+			if (variant->is_full) {
+				EXPECT_EQ(-1, r);
+				EXPECT_EQ(ENOSPC, errno);
+			} else {
+				EXPECT_EQ((ssize_t)sizes[i], r)
+					TH_LOG("%zu through %s: %s", sizes[i],
+					       two ? "two files" : "one",
+					       strerror(errno));
+			}
+		}
+	}
+	close(other);
+}
+
+/*
+ * sendfile() from the device into TCP over loopback, from its own offset
+ * and from one given: a thread receives, counts, and checks every byte.
+ */
+TEST_F_TIMEOUT(zcdev, sendfile_tcp, 120)
+{
+	static const size_t sizes[] = {
+		1, 4095, 4097, 64 * KIB + 1, MIB + 3, 4 * MIB,
+	};
+	size_t sent = 0;
+	struct sink sk;
+	unsigned int i;
+	int sv[2], err;
+	loff_t off;
+	ssize_t r;
+
+	if (self->skip)
+		return;
+	if (stock_cannot_splice_read(self->fd, variant->is_stock))
+		SKIP(return, "%s cannot splice on this kernel", variant->path);
+	err = sock_pair(true, sv);
+	ASSERT_EQ(0, err) TH_LOG("TCP over 127.0.0.1: %s", strerror(err));
+	memset(&sk, 0, sizeof(sk));
+	sk.fd = sv[1];
+	ASSERT_EQ(0, pthread_create(&sk.thread, NULL, sink_main, &sk));
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+		r = sendfile_full(sv[0], self->fd, sizes[i]);
+		EXPECT_EQ((ssize_t)sizes[i], r)
+			TH_LOG("%zu: %s", sizes[i], strerror(errno));
+		sent += r > 0 ? r : 0;
+		off = 4097;
+		r = sendfile(sv[0], self->fd, &off, sizes[i]);
+		EXPECT_EQ((ssize_t)sizes[i], r)
+			TH_LOG("%zu at 4097: %s", sizes[i], strerror(errno));
+		sent += r > 0 ? r : 0;
+	}
+	shutdown(sv[0], SHUT_WR);
+	pthread_join(sk.thread, NULL);
+	EXPECT_EQ(0, sk.err);
+	EXPECT_EQ(sent, sk.total);
+	EXPECT_EQ(0UL, sk.bad);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+/* A tmpfs file of n FILL bytes */
+static int fill_file(size_t n)
+{
+	unsigned char *b = malloc(n);
+	int f = tmpfs_file();
+
+	if (!b || f < 0)
+		goto fail;
+	memset(b, FILL, n);
+	if (pwrite(f, b, n, 0) != (ssize_t)n)
+		goto fail;
+	free(b);
+	return f;
+fail:
+	free(b);
+	if (f >= 0)
+		close(f);
+	return -1;
+}
+
+/* Whether two files hold the same bytes, as far as n */
+static bool same_bytes(int a, int b, size_t n)
+{
+	unsigned char *x = malloc(n), *y = malloc(n);
+	ssize_t na = -1, nb = -2;
+	bool same;
+
+	if (x && y) {
+		na = pread(a, x, n, 0);
+		nb = pread(b, y, n, 0);
+	}
+	same = na == nb && na >= 0 && !memcmp(x, y, na);
+	free(x);
+	free(y);
+	return same;
+}
+
+/* copy_file_range() of n bytes from dev to f, or from f to dev */
+static struct outcome dev_copy(int dev, loff_t *doff, int f, loff_t *foff,
+			       size_t n, bool from_dev)
+{
+	errno = 0;
+	if (from_dev)
+		return outcome(copy_file_range(dev, doff, f, foff, n, 0));
+	return outcome(copy_file_range(f, foff, dev, doff, n, 0));
+}
+
+/*
+ * copy_file_range() between the device and a tmpfs file, either way, with
+ * offsets and without: the same return value or errno as the stock
+ * device of the running kernel gives (self->ref), the same bytes in the
+ * file and the same offsets after.
+ */
+TEST_F(zcdev, copy_file_range_like_stock)
+{
+	static const size_t sizes[] = { 0, 1, 4097, MIB };
+	const size_t flen = 64 * KIB;
+	loff_t doff, roff, fdoff, froff;
+	struct outcome dv, st;
+	unsigned int i, way;
+	bool from_dev, offs;
+	int fd, fr;
+
+	if (self->skip)
+		return;
+	for (way = 0; way < 4; way++) {
+		from_dev = way & 1;
+		offs = way & 2;
+		for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+			fd = fill_file(flen);
+			fr = fill_file(flen);
+			ASSERT_LE(0, fd);
+			ASSERT_LE(0, fr);
+			doff = 3;
+			roff = 3;
+			fdoff = 7;
+			froff = 7;
+			dv = dev_copy(self->fd, offs ? &doff : NULL, fd,
+				      offs ? &fdoff : NULL, sizes[i], from_dev);
+			st = dev_copy(self->ref, offs ? &roff : NULL, fr,
+				      offs ? &froff : NULL, sizes[i], from_dev);
+			EXPECT_EQ(st.ret, dv.ret)
+				TH_LOG("%s %zu%s", from_dev ? "from" : "into",
+				       sizes[i], offs ? " at offsets" : "");
+			EXPECT_EQ(st.err, dv.err)
+				TH_LOG("%s %zu%s: %s against %s",
+				       from_dev ? "from" : "into", sizes[i],
+				       offs ? " at offsets" : "",
+				       strerror(dv.err), strerror(st.err));
+			EXPECT_EQ(roff, doff);
+			EXPECT_EQ(froff, fdoff);
+			EXPECT_EQ(lseek(fr, 0, SEEK_CUR),
+				  lseek(fd, 0, SEEK_CUR));
+			EXPECT_TRUE(same_bytes(fd, fr, flen + MIB));
+			close(fd);
+			close(fr);
+		}
+	}
+}
+
 TEST_HARNESS_MAIN

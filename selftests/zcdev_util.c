@@ -605,3 +605,76 @@ int vm_drop_caches(void)
 	close(fd);
 	return err;
 }
+
+/*
+ * A new file description that splices zero buffers into pipes: fd's own
+ * file where it can, else /dev/zczero, for a stock device of a kernel
+ * whose /dev/zero has no splice_read (6.1).  -1 with errno when neither.
+ */
+int zero_splicer(int fd, bool is_stock)
+{
+	if (!stock_cannot_splice_read(fd, is_stock))
+		return fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	return open("/dev/zczero", O_RDONLY | O_CLOEXEC);
+}
+
+/* The state letter of thread tid of this process, or 0 */
+static char task_state(pid_t tid)
+{
+	char path[64], line[512], *p;
+	char state = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	/* the command may hold spaces and brackets: go past the last ')' */
+	if (fgets(line, sizeof(line), f)) {
+		p = strrchr(line, ')');
+		if (p && p[1] == ' ')
+			state = p[2];
+	}
+	fclose(f);
+	return state;
+}
+
+/* The system call thread tid is in: -1 if running, -2 if /proc cannot tell */
+static long task_syscall(pid_t tid)
+{
+	char path[64], line[256], *end;
+	long nr = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return -2;
+	/* "running", or the number and the arguments */
+	if (fgets(line, sizeof(line), f)) {
+		nr = strtol(line, &end, 10);
+		if (end == line)
+			nr = -1;
+	}
+	fclose(f);
+	return nr;
+}
+
+/*
+ * Wait up to ms for thread tid to sleep in system call nr: a test that
+ * means to wake a blocked thread must know that it blocked first.  Where
+ * /proc has no syscall file, its sleeping state has to do.
+ */
+bool wait_blocked(pid_t tid, long nr, unsigned int ms)
+{
+	unsigned int t;
+	long now;
+
+	for (t = 0; t <= ms; t += 5) {
+		now = task_syscall(tid);
+		if (task_state(tid) == 'S' && (now == nr || now == -2))
+			return true;
+		sleep_ms(5);
+	}
+	return false;
+}

@@ -116,4 +116,9 @@ int unload_module(unsigned int ms);
 long meminfo_kb(const char *field);
 int vm_drop_caches(void);
 
+/* A file that splices zero buffers: fd's, or zczero's if a stock fd cannot */
+int zero_splicer(int fd, bool is_stock);
+/* Whether thread tid of this process sleeps in system call nr within ms */
+bool wait_blocked(pid_t tid, long nr, unsigned int ms);
+
 #endif /* ZCDEV_UTIL_H */
