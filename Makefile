@@ -3,7 +3,7 @@
 # zcdev: build against the running kernel, or KVER=<release> / KDIR=<dir>.
 #
 #   make                 build zcdev.ko
-#   make check           the test lane: selftests in VMs on 6.1, 6.12, 7.x
+#   make check           the test lane: selftests in VMs on 6.1, 6.12, 7.x, 7.x-rt
 #   make bench           the benchmarks (native when possible, else a VM)
 #   make install         modules_install + depmod (DESTDIR, INSTALL_MOD_PATH)
 #   make install-autoload  load zcdev at boot (modules-load.d)
