@@ -5,6 +5,7 @@
 #   make                 build zcdev.ko
 #   make check           the test lane: selftests in VMs on 6.1, 6.12, 7.x, 7.x-rt
 #   make bench           the benchmarks (native when possible, else a VM)
+#   make fuzz            zcdev_fuzz in a VM: SECONDS=300 SEED=... KERNEL=7
 #   make install         modules_install + depmod (DESTDIR, INSTALL_MOD_PATH)
 #   make install-autoload  load zcdev at boot (modules-load.d)
 #   make uninstall       remove what install and install-autoload put in
@@ -34,6 +35,10 @@ check:
 bench:
 	scripts/bench
 
+fuzz:
+	scripts/fuzz $(if $(KERNEL),-k $(KERNEL)) $(if $(SEED),-s $(SEED)) \
+		$(if $(SECONDS),-t $(SECONDS))
+
 # The module's sources, without what a build generated: copied by
 # "make sources DEST=dir" for the lab's per-kernel builds and for DKMS.
 SOURCES = Kbuild VERSION compat/compat.h compat/probe.sh \
@@ -44,7 +49,7 @@ sources:
 	mkdir -p $(DEST)
 	cp --parents $(SOURCES) $(DEST)
 
-.PHONY: all modules clean check bench sources
+.PHONY: all modules clean check bench fuzz sources
 
 # --- install, sign, DKMS ------------------------------------------------
 
