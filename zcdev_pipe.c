@@ -230,8 +230,9 @@ static ssize_t zc_pipe_drain(struct pipe_inode_info *pipe, size_t len)
 	while (!pipe_empty(head, tail) && done < len) {
 		struct pipe_buffer *buf = &bufs[tail & mask];
 		size_t n = min_t(size_t, buf->len, len - done);
+		bool ours = buf->ops == &zero_pipe_buf_ops;
 
-		if (buf->ops != &zero_pipe_buf_ops) {
+		if (!ours) {
 			err = pipe_buf_confirm(pipe, buf);
 			if (err)
 				break;
@@ -242,7 +243,7 @@ static ssize_t zc_pipe_drain(struct pipe_inode_info *pipe, size_t len)
 			buf->len -= n;
 			break;
 		}
-		if (buf->ops != &zero_pipe_buf_ops) {
+		if (!ours) {
 			pipe_buf_release(pipe, buf);
 		} else {
 			if (buf_epoch(buf) != epoch) {
