@@ -81,10 +81,9 @@ static void expect_busy(struct __test_metadata *_metadata, bool *unloaded,
 TEST_F_TIMEOUT(unload, pipes_pin_module, 240)
 {
 	const char *ko = getenv("ZCDEV_KO");
-	int fd, kfd, null, p1[2], p2[2], p3[2], r, err;
+	int fd, null, p1[2], p2[2], p3[2], err;
 	unsigned char buf[4096];
 	bool unloaded = false;
-	unsigned int i;
 
 	if (!ko || !*ko)
 		SKIP(return, "set ZCDEV_KO to the module file to test unloading");
@@ -92,12 +91,8 @@ TEST_F_TIMEOUT(unload, pipes_pin_module, 240)
 		SKIP(return, "unloading needs root");
 	ASSERT_EQ(0, access(ko, R_OK)) TH_LOG("%s: %s", ko, strerror(errno));
 	if (access("/dev/zczero", F_OK)) {
-		kfd = open(ko, O_RDONLY | O_CLOEXEC);
-		ASSERT_LE(0, kfd);
-		ASSERT_EQ(0, syscall(SYS_finit_module, kfd, "", 0))
-			TH_LOG("load %s: %s", ko, strerror(errno));
-		close(kfd);
-		ASSERT_TRUE(wait_path("/dev/zczero", true, 5000));
+		err = load_module(ko, "");
+		ASSERT_EQ(0, err) TH_LOG("load %s: %s", ko, strerror(err));
 	}
 	null = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	ASSERT_LE(0, null);
@@ -135,19 +130,11 @@ TEST_F_TIMEOUT(unload, pipes_pin_module, 240)
 	EXPECT_EQ(0, pipe_bytes(p2[0]));
 
 	/* now it goes, within ten seconds */
-	for (i = 0; i < 200 && !unloaded; i++) {
-		errno = 0;
-		r = delete_module(MODNAME);
-		err = errno;
-		if (!r) {
-			unloaded = true;
-			break;
-		}
-		ASSERT_TRUE(module_busy_errno(err))
-			TH_LOG("delete_module: %s", strerror(err));
-		sleep_ms(50);
+	if (!unloaded) {
+		err = unload_module(10000);
+		ASSERT_EQ(0, err) TH_LOG("delete_module with the pipes drained: %s",
+					 strerror(err));
 	}
-	ASSERT_TRUE(unloaded) TH_LOG("still busy with the pipes drained");
 	EXPECT_TRUE(wait_path("/dev/zczero", false, 5000));
 	EXPECT_TRUE(wait_path("/dev/zcfull", false, 5000));
 	/* the pipes themselves outlive the module */
@@ -160,13 +147,8 @@ TEST_F_TIMEOUT(unload, pipes_pin_module, 240)
 	close(null);
 
 	/* and loads again */
-	kfd = open(ko, O_RDONLY | O_CLOEXEC);
-	ASSERT_LE(0, kfd);
-	ASSERT_EQ(0, syscall(SYS_finit_module, kfd, "", 0))
-		TH_LOG("reload %s: %s", ko, strerror(errno));
-	close(kfd);
-	ASSERT_TRUE(wait_path("/dev/zczero", true, 5000));
-	EXPECT_TRUE(wait_path("/dev/zcfull", true, 5000));
+	err = load_module(ko, "");
+	ASSERT_EQ(0, err) TH_LOG("reload %s: %s", ko, strerror(err));
 	fd = open("/dev/zczero", O_RDONLY | O_CLOEXEC);
 	ASSERT_LE(0, fd);
 	memset(buf, FILL, sizeof(buf));

@@ -553,14 +553,6 @@ TEST_F_TIMEOUT(zcdev, read_interrupted, 240)
 	munmap(buf, n);
 }
 
-static long long now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 static void on_sigalrm(int sig)
 {
 	(void)sig;

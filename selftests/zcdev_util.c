@@ -544,12 +544,17 @@ bool kernel_is_x86_64(void)
 }
 
 /* CLOCK_MONOTONIC in milliseconds */
-long long now_ms(void)
+long long now_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+long long now_ms(void)
+{
+	return now_ns() / 1000000;
 }
 
 /*

@@ -111,6 +111,7 @@ bool kmsg_says(int kmsg, const char *text);
 bool kernel_is_x86_64(void);
 
 /* Time, memory, and unloading with patience */
+long long now_ns(void);
 long long now_ms(void);
 int unload_module(unsigned int ms);
 long meminfo_kb(const char *field);
