@@ -10,6 +10,7 @@
 #define ZCDEV_PLANT_H
 
 #include <linux/bug.h>
+#include <linux/compiler.h>
 #include <linux/printk.h>
 #include <linux/slab.h>
 
@@ -43,6 +44,7 @@ static noinline void zc_plant(void)
 		return;
 	done = true;
 	p = kmalloc(64, GFP_KERNEL);
+	OPTIMIZER_HIDE_VAR(p);
 	if (p)
 		memset(p, 0x5a, 64);
 }

@@ -743,9 +743,10 @@ TEST_F_TIMEOUT(unload, unprivileged_flood, 240)
 	pcpu_tol_kb = pcpu_leak_kb / 4;
 	for (i = 0; i < SETTLE_TRIES; i++) {
 		mem_settle(&after);
-		if (before.avail - after.avail <= tol_kb &&
-		    after.unrecl - before.unrecl <= tol_kb &&
-		    after.percpu - before.percpu <= pcpu_tol_kb)
+		if (f.cycles < FLOOD_CYCLES ||
+		    (before.avail - after.avail <= tol_kb &&
+		     after.unrecl - before.unrecl <= tol_kb &&
+		     after.percpu - before.percpu <= pcpu_tol_kb))
 			break;
 	}
 	TH_LOG("kB before, after %u settles: MemAvailable %ld, %ld; SUnreclaim %ld, %ld",
@@ -755,9 +756,20 @@ TEST_F_TIMEOUT(unload, unprivileged_flood, 240)
 	       tol_kb);
 	TH_LOG("  Percpu %ld, %ld; 8 bytes a cycle on %ld CPUs: %ld kB, bound %ld",
 	       before.percpu, after.percpu, cpus, pcpu_leak_kb, pcpu_tol_kb);
-	EXPECT_GE(tol_kb, before.avail - after.avail);
-	EXPECT_GE(tol_kb, after.unrecl - before.unrecl);
-	EXPECT_GE(pcpu_tol_kb, after.percpu - before.percpu);
+	/*
+	 * Fewer cycles than FLOOD_CYCLES (a kernel with KASAN and lockdep
+	 * under emulation runs a few dozen a second) and a leak could not
+	 * stand out of the noise: the memory is not judged then, kmemleak
+	 * judges it on such a kernel.
+	 */
+	if (f.cycles < FLOOD_CYCLES) {
+		TH_LOG("  %lu cycles, fewer than %u: memory not judged",
+		       f.cycles, FLOOD_CYCLES);
+	} else {
+		EXPECT_GE(tol_kb, before.avail - after.avail);
+		EXPECT_GE(tol_kb, after.unrecl - before.unrecl);
+		EXPECT_GE(pcpu_tol_kb, after.percpu - before.percpu);
+	}
 
 	/* nothing pins it now: it goes within seconds, and comes back */
 	err = unload_module(5000);
