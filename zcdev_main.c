@@ -6,7 +6,8 @@
  * discarded and writes to zcfull fail with ENOSPC, as the stock devices
  * do.  What differs is the cost: reads clear user memory with one
  * `rep stosb` per large chunk (zcdev_clear.h), and splice hands out
- * references to the zero page instead of copies (zcdev_pipe.c).
+ * references to memory that stays zero, up to 2 MiB a pipe buffer,
+ * instead of copies (zcdev_pipe.c).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

@@ -1,28 +1,45 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Splicing zeros: every pipe buffer is a reference to the kernel's zero
- * page.  Nothing is allocated, cleared or copied, whatever the size.
+ * Splicing zeros: every pipe buffer is a reference to memory that is
+ * zero and stays zero.  Nothing is allocated, cleared or copied per call,
+ * whatever the size.
  *
- * The buffers are never mergeable (flags 0), so a later write() into the
- * pipe gets a page of its own, and they cannot be stolen, so nobody can
- * ever map the zero page writable through them.
+ * Two kinds of buffer, chosen at load by the splice_buffer parameter:
  *
- * Unload safety.  A pipe outlives the file it was spliced from, and its
- * buffers point at zero_pipe_buf_ops, which live in this module.  Taking a
- * page reference or a module reference per buffer would make every page
- * an atomic operation on one cache line shared by all CPUs.  Instead each
- * buffer holds a reference on a percpu_ref: a this_cpu add, no shared
- * cache line.  All files opened while any is open share one such "epoch";
- * the epoch pins the module once, so rmmod fails with EBUSY (EWOULDBLOCK
- * from the syscall) while buffers may exist.  When the last file is closed
- * the epoch is killed without waiting: the percpu_ref turns atomic a grace
- * period later, and when its last buffer is released, an RCU callback
- * frees it and drops the module reference, so rmmod succeeds once the
- * pipes are drained and the grace periods have passed (milliseconds;
- * waiting for them in close() instead would slow every such close down).
- * The callback runs a grace period after the last put, whose RCU
- * read-side section holds the put itself, and zc_pipe_exit() waits for it
- * with rcu_barrier().
+ * - Large (the default): a zeroed folio of the module's own, up to 2 MiB,
+ *   allocated once at load.  One buffer carries up to the folio's size,
+ *   so a splice of a whole pipe is one buffer, not one per page.  The
+ *   buffers use the kernel's own nosteal_pipe_buf_ops and hold a folio
+ *   reference each, as a socket's buffers do: nothing in a pipe points
+ *   into this module, rmmod never waits for a pipe, and the folio is
+ *   freed by whoever puts its last reference, the module's own dropped at
+ *   exit.  The reference is an atomic, one per buffer: at up to 2 MiB a
+ *   buffer it does not show.
+ *
+ * - The zero page (splice_buffer=4096, or when no folio of even two pages
+ *   could be had): one page per buffer, as stock /dev/zero on new kernels.
+ *   A reference on the shared zero page per page would be an atomic on
+ *   one cache line for all CPUs, so these buffers use zero_pipe_buf_ops
+ *   and hold a reference on the "epoch" below instead.
+ *
+ * Either kind is never mergeable (flags 0), so a later write() into the
+ * pipe gets a page of its own, and cannot be stolen, so nobody can ever
+ * map its memory writable through a pipe.
+ *
+ * Unload safety of zero-page buffers.  A pipe outlives the file it was
+ * spliced from, and these buffers point at zero_pipe_buf_ops, which live
+ * in this module.  Each buffer holds a reference on a percpu_ref: a
+ * this_cpu add, no shared cache line.  All files opened while any is open
+ * share one such "epoch"; the epoch pins the module once, so rmmod fails
+ * with EBUSY (EWOULDBLOCK from the syscall) while buffers may exist.  When
+ * the last file is closed the epoch is killed without waiting: the
+ * percpu_ref turns atomic a grace period later, and when its last buffer
+ * is released, an RCU callback frees it and drops the module reference,
+ * so rmmod succeeds once the pipes are drained and the grace periods have
+ * passed (milliseconds; waiting for them in close() instead would slow
+ * every such close down).  The callback runs a grace period after the
+ * last put, whose RCU read-side section holds the put itself, and
+ * zc_pipe_exit() waits for it with rcu_barrier().
  *
  * That still leaves the instructions after a put: zero_pipe_buf_release()
  * returning out of this module, after percpu_ref_put()'s read-side
@@ -35,13 +52,12 @@
  * gone.  Only rmmod pays for that wait.
  *
  * An epoch that never had a buffer is simply kept for the next open, so
- * read()-only users pay nothing for this.
- *
- * The alternatives weighed: kernel-owned nosteal_pipe_buf_ops with pages
- * of our own would make unloading trivial, but put a page reference, an
- * atomic, on every buffer; a module that can never be unloaded would save
- * the per-CPU add, and take rmmod away from its users.
+ * read()-only users pay nothing for this; with large buffers, open and
+ * close do not touch epochs at all.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/log2.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
@@ -49,8 +65,11 @@
 #include <linux/poll.h>
 #include <linux/rcupdate.h>
 #include <linux/slab.h>
+#include <linux/sizes.h>
 #include <linux/splice.h>
 #include "zcdev_pipe.h"
+
+#define ZC_SPLICE_BUFFER_MAX	((unsigned long)SZ_2M)
 
 struct zc_epoch {
 	struct percpu_ref bufs;
@@ -62,6 +81,31 @@ static DEFINE_MUTEX(zc_epoch_lock);
 static struct zc_epoch *zc_epoch;	/* of the open files, or idle */
 static unsigned int zc_open_files;
 static struct page *zc_zero_page;
+static struct folio *zc_zero_folio;	/* large buffers, or NULL */
+static unsigned int zc_splice_buffer = SZ_2M;
+
+static int splice_buffer_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int size;
+
+	if (kstrtouint(val, 0, &size) || size < PAGE_SIZE ||
+	    size > ZC_SPLICE_BUFFER_MAX || !is_power_of_2(size)) {
+		pr_err("splice_buffer: give a power of two from %lu to %lu\n",
+		       PAGE_SIZE, ZC_SPLICE_BUFFER_MAX);
+		return -EINVAL;
+	}
+	zc_splice_buffer = size;
+	return 0;
+}
+
+static const struct kernel_param_ops splice_buffer_ops = {
+	.set	= splice_buffer_set,
+	.get	= param_get_uint,
+};
+
+module_param_cb(splice_buffer, &splice_buffer_ops, &zc_splice_buffer, 0444);
+MODULE_PARM_DESC(splice_buffer,
+		 "Bytes a spliced pipe buffer carries, set at load: 4096 (the zero page) up to 2097152, a power of two (default 2 MiB)");
 
 static void zc_epoch_free(struct rcu_head *rcu)
 {
@@ -96,6 +140,8 @@ int zc_pipe_open(struct file *file)
 {
 	int ret = 0;
 
+	if (zc_zero_folio)
+		return 0;
 	mutex_lock(&zc_epoch_lock);
 	if (!zc_epoch)
 		zc_epoch = zc_epoch_new();
@@ -116,6 +162,8 @@ int zc_pipe_open(struct file *file)
  */
 void zc_pipe_release(struct file *file)
 {
+	if (zc_zero_folio)
+		return;
 	mutex_lock(&zc_epoch_lock);
 	if (!--zc_open_files) {
 		if (zc_epoch->spliced) {
@@ -128,13 +176,31 @@ void zc_pipe_release(struct file *file)
 	mutex_unlock(&zc_epoch_lock);
 }
 
+/*
+ * The largest zeroed folio up to splice_buffer, else the zero page: a
+ * failed allocation costs speed, never the load.
+ */
 void zc_pipe_init(void)
 {
+	unsigned int order = ilog2(zc_splice_buffer >> PAGE_SHIFT);
+
 	zc_zero_page = ZERO_PAGE(0);
+	for (; order; order--) {
+		zc_zero_folio = folio_alloc(GFP_KERNEL | __GFP_ZERO |
+					    __GFP_NOWARN | __GFP_NORETRY, order);
+		if (zc_zero_folio)
+			break;
+	}
+	if (zc_splice_buffer > (PAGE_SIZE << order))
+		pr_info("splice_buffer: no %u bytes to be had, %lu it is\n",
+			zc_splice_buffer, PAGE_SIZE << order);
+	zc_splice_buffer = PAGE_SIZE << order;
 }
 
 void zc_pipe_exit(void)
 {
+	if (zc_zero_folio)
+		folio_put(zc_zero_folio);	/* the pipes may hold it longer */
 	if (zc_epoch) {
 		percpu_ref_exit(&zc_epoch->bufs);
 		kfree(zc_epoch);
@@ -184,21 +250,43 @@ static void zero_buf(struct pipe_buffer *buf, size_t len,
 	};
 }
 
-/* Called with the pipe locked and, by the VFS, waited for space. */
-ssize_t splice_read_zero(struct file *in, loff_t *ppos,
-			 struct pipe_inode_info *pipe, size_t len,
-			 unsigned int flags)
+/*
+ * Up to @slots buffers of up to zc_splice_buffer bytes each, in one folio
+ * reference update.  The VFS caps @len at the free slots' worth of pages.
+ */
+static size_t splice_folio_into_pipe(struct pipe_inode_info *pipe,
+				     unsigned int slots, size_t len)
+{
+	struct pipe_buffer *bufs = pipe->bufs;
+	unsigned int head = pipe->head, mask = pipe->ring_size - 1;
+	size_t spliced = 0;
+	unsigned int n;
+
+	for (n = 0; n < slots && spliced < len; n++) {
+		size_t chunk = min_t(size_t, len - spliced, zc_splice_buffer);
+
+		bufs[head++ & mask] = (struct pipe_buffer) {
+			.page	= &zc_zero_folio->page,
+			.len	= chunk,
+			.ops	= &nosteal_pipe_buf_ops,
+		};
+		spliced += chunk;
+	}
+	folio_ref_add(zc_zero_folio, n);
+	pipe->head = head;
+	return spliced;
+}
+
+static size_t splice_zeropage_into_pipe(struct file *in,
+					struct pipe_inode_info *pipe,
+					unsigned int slots, size_t len)
 {
 	struct zc_epoch *epoch = in->private_data;
 	struct pipe_buffer *bufs = pipe->bufs;
 	unsigned int head = pipe->head, mask = pipe->ring_size - 1;
-	unsigned int slots = pipe->max_usage - pipe_occupancy(head, pipe->tail);
 	size_t spliced;
 
 	slots = min_t(size_t, slots, DIV_ROUND_UP(len, PAGE_SIZE));
-	if (!slots)
-		return len ? -EAGAIN : 0;
-
 	if (!READ_ONCE(epoch->spliced))
 		WRITE_ONCE(epoch->spliced, true);
 	percpu_ref_get_many(&epoch->bufs, slots);
@@ -211,11 +299,36 @@ ssize_t splice_read_zero(struct file *in, loff_t *ppos,
 	return spliced;
 }
 
+/* Called with the pipe locked and, by the VFS, waited for space. */
+ssize_t splice_read_zero(struct file *in, loff_t *ppos,
+			 struct pipe_inode_info *pipe, size_t len,
+			 unsigned int flags)
+{
+	unsigned int slots = pipe->max_usage -
+			     pipe_occupancy(pipe->head, pipe->tail);
+
+	if (!len)
+		return 0;
+	if (!slots)
+		return -EAGAIN;
+	if (zc_zero_folio)
+		return splice_folio_into_pipe(pipe, slots, len);
+	return splice_zeropage_into_pipe(in, pipe, slots, len);
+}
+
+/* Whether @buf is one of ours, and so needs no confirming. */
+static bool zc_folio_buf(const struct pipe_buffer *buf)
+{
+	return buf->ops == &nosteal_pipe_buf_ops && zc_zero_folio &&
+	       buf->page == &zc_zero_folio->page;
+}
+
 /*
  * Consume up to @len bytes of what the pipe holds, without a call per
- * zero-page buffer: their references go back in one batch per epoch.
- * Other buffers are confirmed first, as splice_from_pipe_feed() does, so
- * that a page-cache page that failed to read in fails the splice.
+ * buffer of ours: their references go back in one batch per epoch, or
+ * one for the folio.  Other buffers are confirmed first, as
+ * splice_from_pipe_feed() does, so that a page-cache page that failed to
+ * read in fails the splice.
  */
 static ssize_t zc_pipe_drain(struct pipe_inode_info *pipe, size_t len)
 {
@@ -224,15 +337,17 @@ static ssize_t zc_pipe_drain(struct pipe_inode_info *pipe, size_t len)
 	unsigned int mask = pipe->ring_size - 1;
 	struct zc_epoch *epoch = NULL;
 	unsigned long refs = 0;
+	unsigned int folio_refs = 0;
 	size_t done = 0;
 	int err = 0;
 
 	while (!pipe_empty(head, tail) && done < len) {
 		struct pipe_buffer *buf = &bufs[tail & mask];
 		size_t n = min_t(size_t, buf->len, len - done);
-		bool ours = buf->ops == &zero_pipe_buf_ops;
+		bool zero_page = buf->ops == &zero_pipe_buf_ops;
+		bool folio = zc_folio_buf(buf);
 
-		if (!ours) {
+		if (!zero_page && !folio) {
 			err = pipe_buf_confirm(pipe, buf);
 			if (err)
 				break;
@@ -243,7 +358,9 @@ static ssize_t zc_pipe_drain(struct pipe_inode_info *pipe, size_t len)
 			buf->len -= n;
 			break;
 		}
-		if (!ours) {
+		if (folio) {
+			folio_refs++;
+		} else if (!zero_page) {
 			pipe_buf_release(pipe, buf);
 		} else {
 			if (buf_epoch(buf) != epoch) {
@@ -253,12 +370,14 @@ static ssize_t zc_pipe_drain(struct pipe_inode_info *pipe, size_t len)
 				refs = 0;
 			}
 			refs++;
-			buf->ops = NULL;
 		}
+		buf->ops = NULL;
 		tail++;
 	}
 	if (refs)
 		percpu_ref_put_many(&epoch->bufs, refs);
+	if (folio_refs)
+		folio_put_refs(zc_zero_folio, folio_refs);
 	if (tail != pipe->tail) {
 		pipe->tail = tail;
 		smp_mb();	/* tail before the waitqueue, as splice.c does */

@@ -106,8 +106,29 @@ static long fill_pipe(int fd, int p[2], int *err)
 	return total;
 }
 
+/*
+ * What a pipe of size bytes takes of a device whose buffers carry up to
+ * buf bytes, one 1 MiB splice after another while a slot is free: the
+ * VFS gives each splice a page for each free slot, and the device fills
+ * them into as few buffers as it can.  Pages alone: exactly the size.
+ */
+static long fill_pipe_expect(long size, long buf)
+{
+	long slots = size / 4096, used = 0, total = 0, give;
+
+	while (used < slots) {
+		give = (slots - used) * 4096;
+		if (give > (long)MIB)
+			give = MIB;
+		total += give;
+		used += (give + buf - 1) / buf;
+	}
+	return total;
+}
+
 TEST_F_TIMEOUT(zcdev, splice_fill_pipe, 120)
 {
+	long buf = splice_buffer_size(variant->is_stock);
 	int p[2], size, err;
 	long total;
 
@@ -120,14 +141,16 @@ TEST_F_TIMEOUT(zcdev, splice_fill_pipe, 120)
 	ASSERT_LT(0, size);
 	EXPECT_EQ(65536, size);
 	total = fill_pipe(self->fd, p, &err);
-	EXPECT_EQ(size, total);
+	EXPECT_EQ(fill_pipe_expect(size, buf), total)
+		TH_LOG("buffers of up to %ld bytes", buf);
 	EXPECT_EQ(EAGAIN, err);
+	EXPECT_EQ(total, pipe_bytes(p[0]));
 	/* a pipe made non-blocking refuses a full pipe as well */
 	ASSERT_EQ(0, fcntl(p[1], F_SETFL, O_NONBLOCK));
 	errno = 0;
 	EXPECT_EQ(-1, splice(self->fd, NULL, p[1], NULL, 1, 0));
 	EXPECT_EQ(EAGAIN, errno);
-	EXPECT_EQ(0, read_zeros(p[0], size));
+	EXPECT_EQ(0, read_zeros(p[0], total));
 	EXPECT_EQ(0, pipe_bytes(p[0]));
 
 	/* a 1 MiB pipe, where the system allows one */
@@ -139,12 +162,72 @@ TEST_F_TIMEOUT(zcdev, splice_fill_pipe, 120)
 	}
 	ASSERT_LE((int)MIB, size);
 	total = fill_pipe(self->fd, p, &err);
-	EXPECT_EQ(size, total);
+	EXPECT_EQ(fill_pipe_expect(size, buf), total)
+		TH_LOG("buffers of up to %ld bytes", buf);
 	EXPECT_EQ(EAGAIN, err);
-	EXPECT_EQ(0, read_zeros(p[0], size));
+	EXPECT_EQ(total, pipe_bytes(p[0]));
+	EXPECT_EQ(0, read_zeros(p[0], total));
 	EXPECT_EQ(0, pipe_bytes(p[0]));
 	close(p[0]);
 	close(p[1]);
+}
+
+/*
+ * What a user can see of the buffer size: a 1 MiB splice into a 1 MiB
+ * pipe is one buffer of zcdev's (256 of a page each for the stock
+ * devices and splice_buffer=4096), so the pipe shrinks to one page
+ * under it with all its bytes intact, where pages refuse with EBUSY.
+ * FIONREAD counts bytes, F_GETPIPE_SZ the ring; partial drains, tees and
+ * reads of the large buffer go on from where the last one stopped.
+ */
+TEST_F_TIMEOUT(zcdev, splice_buffer_size, 120)
+{
+	long buf = splice_buffer_size(variant->is_stock);
+	int p[2], q[2], null, size;
+
+	if (self->skip)
+		return;
+	if (stock_cannot_splice_read(self->fd, variant->is_stock))
+		SKIP(return, "%s cannot splice on this kernel", variant->path);
+	ASSERT_EQ(0, pipe2(p, O_CLOEXEC));
+	ASSERT_EQ(0, pipe2(q, O_CLOEXEC));
+	null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	ASSERT_LE(0, null);
+	size = fcntl(p[1], F_SETPIPE_SZ, MIB);
+	if (size < 0 && errno == EPERM)
+		SKIP(goto out, "F_SETPIPE_SZ of 1 MiB not allowed");
+	ASSERT_EQ((int)MIB, size);
+	ASSERT_EQ((int)MIB, fcntl(q[1], F_SETPIPE_SZ, MIB));
+	ASSERT_EQ((ssize_t)MIB, splice(self->fd, NULL, p[1], NULL, MIB, 0));
+	EXPECT_EQ((int)MIB, pipe_bytes(p[0]));
+	EXPECT_EQ((int)MIB, fcntl(p[0], F_GETPIPE_SZ));
+
+	errno = 0;
+	size = fcntl(p[0], F_SETPIPE_SZ, 4096);
+	if (buf >= (long)MIB) {
+		EXPECT_EQ(4096, size) TH_LOG("%s", strerror(errno));
+	} else {
+		EXPECT_EQ(-1, size);
+		EXPECT_EQ(EBUSY, errno);
+	}
+	EXPECT_EQ((int)MIB, pipe_bytes(p[0]));
+
+	/* a page and a byte to /dev/null, then a tee and a read of parts */
+	EXPECT_EQ(4097, splice(p[0], NULL, null, NULL, 4097, 0));
+	EXPECT_EQ((int)MIB - 4097, pipe_bytes(p[0]));
+	EXPECT_EQ(300000, tee(p[0], q[1], 300000, 0));
+	EXPECT_EQ(0, read_zeros(q[0], 300000));
+	EXPECT_EQ(0, read_zeros(p[0], 123457));
+	EXPECT_EQ((int)MIB - 4097 - 123457, pipe_bytes(p[0]));
+	EXPECT_EQ(0, read_zeros(p[0], MIB - 4097 - 123457));
+	EXPECT_EQ(0, pipe_bytes(p[0]));
+	EXPECT_EQ(0, pipe_bytes(q[0]));
+out:
+	close(null);
+	close(p[0]);
+	close(p[1]);
+	close(q[0]);
+	close(q[1]);
 }
 
 TEST_F_TIMEOUT(zcdev, splice_tee_vmsplice, 120)
@@ -838,17 +921,19 @@ static int queue_plan(struct pipe_ctx *c, const struct step *plan,
 /*
  * Every source in one pipe, 16 buffers in all: the default pipe full.
  * The two writes share a buffer; the vmsplice and the file start
- * mid-page, so each makes two buffers, as do 4097 zero bytes; the
- * one-byte pieces come after buffers they cannot merge with.
+ * mid-page, so each makes two buffers; the one-byte pieces come after
+ * buffers they cannot merge with.  Zero splices are a page or less each,
+ * so that each is one buffer whatever zcdev's splice_buffer.
  */
 static const struct step mixed[] = {
 	{ SRC_WRITE, 100 }, { SRC_WRITE, 3000 },
 	{ SRC_VMSPLICE, 4096 + 200 },
 	{ SRC_FILE, 5000 },
-	{ SRC_ZERO, 4097 },
+	{ SRC_ZERO, 4096 }, { SRC_ZERO, 1 },
 	{ SRC_WRITE, 1 }, { SRC_ZERO, 1 }, { SRC_FILE, 1 },
 	{ SRC_VMSPLICE, 10 },
-	{ SRC_ZERO, 3 * 4096 + 5 },
+	{ SRC_ZERO, 4096 }, { SRC_ZERO, 4096 }, { SRC_ZERO, 4096 },
+	{ SRC_ZERO, 5 },
 	{ SRC_WRITE, 50 },
 };
 
@@ -1120,8 +1205,14 @@ static void *blocked_main(void *arg)
  */
 TEST_F_TIMEOUT(zcdev, drain_wakes_writer, 30)
 {
+	/* a buffer a zero splice, whatever zcdev's splice_buffer */
 	static const struct step fill[] = {
-		{ SRC_WRITE, 1000 }, { SRC_ZERO, 15 * 4096 },
+		{ SRC_WRITE, 1000 },
+		{ SRC_ZERO, 4096 }, { SRC_ZERO, 4096 }, { SRC_ZERO, 4096 },
+		{ SRC_ZERO, 4096 }, { SRC_ZERO, 4096 }, { SRC_ZERO, 4096 },
+		{ SRC_ZERO, 4096 }, { SRC_ZERO, 4096 }, { SRC_ZERO, 4096 },
+		{ SRC_ZERO, 4096 }, { SRC_ZERO, 4096 }, { SRC_ZERO, 4096 },
+		{ SRC_ZERO, 4096 }, { SRC_ZERO, 4096 }, { SRC_ZERO, 4096 },
 	};
 	/* frees six buffers; the writer needs four, or three */
 	const size_t n = 1000 + 5 * 4096 + 7;
@@ -1274,11 +1365,13 @@ TEST_F_TIMEOUT(zcdev, drain_ring_wrap, 180)
 TEST_F_TIMEOUT(zcdev, pipe_resize_queued, 120)
 {
 	static const struct step first[] = {
-		{ SRC_ZERO, 4097 }, { SRC_WRITE, 10 }, { SRC_FILE, 100 },
-		{ SRC_ZERO, 3 * 4096 }, { SRC_VMSPLICE, 300 },
-	};	/* eight buffers */
+		{ SRC_ZERO, 4096 }, { SRC_ZERO, 1 }, { SRC_WRITE, 10 },
+		{ SRC_FILE, 100 }, { SRC_ZERO, 4096 }, { SRC_ZERO, 4096 },
+		{ SRC_ZERO, 4096 }, { SRC_VMSPLICE, 300 },
+	};	/* eight buffers: a zero splice of a page or less is one */
 	const size_t pg = 4096, grown = 256 * KIB;
 	struct pipe_ctx c;
+	unsigned int i;
 	size_t before;
 	int ret;
 
@@ -1294,7 +1387,8 @@ TEST_F_TIMEOUT(zcdev, pipe_resize_queued, 120)
 	EXPECT_EQ((int)grown, fcntl(c.p[0], F_SETPIPE_SZ, grown));
 	EXPECT_EQ((int)before, pipe_bytes(c.p[0]));
 	/* 28 buffers: more than the old ring had */
-	ASSERT_EQ(0, queue(&c, SRC_ZERO, 20 * pg));
+	for (i = 0; i < 20; i++)
+		ASSERT_EQ(0, queue(&c, SRC_ZERO, pg));
 	EXPECT_EQ((int)c.m.bytes, pipe_bytes(c.p[0]));
 	/* below the 28 buffers: refused, the ring as it was */
 	errno = 0;

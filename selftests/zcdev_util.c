@@ -466,13 +466,19 @@ bool wait_path(const char *path, bool exist, unsigned int ms)
 	return false;
 }
 
-/* finit_module(ko, params) and wait for its devices: 0, or an errno */
+/*
+ * finit_module(ko, params) and wait for its devices: 0, or an errno.
+ * Without params of its own, a test loads zcdev as the lane does:
+ * with ZCDEV_PARAMS, when that is set.
+ */
 int load_module(const char *ko, const char *params)
 {
 	int fd = open(ko, O_RDONLY | O_CLOEXEC), err = 0;
 
 	if (fd < 0)
 		return errno;
+	if (!*params && getenv("ZCDEV_PARAMS"))
+		params = getenv("ZCDEV_PARAMS");
 	if (syscall(SYS_finit_module, fd, params, 0))
 		err = errno;
 	close(fd);
@@ -496,6 +502,22 @@ int param_set(const char *name, const char *val, size_t len)
 		err = errno ? errno : EIO;
 	close(fd);
 	return err;
+}
+
+/*
+ * The bytes a spliced pipe buffer of the device carries at most: zcdev's
+ * splice_buffer, a page for the stock devices (and for a zcdev without
+ * the parameter).
+ */
+long splice_buffer_size(bool is_stock)
+{
+	char val[32];
+	long n;
+
+	if (is_stock || param_get("splice_buffer", val, sizeof(val)))
+		return 4096;
+	n = strtol(val, NULL, 0);
+	return n >= 4096 ? n : 4096;
 }
 
 /* Parameter name's value, without its newline: 0, or the errno */

@@ -106,6 +106,7 @@ bool wait_path(const char *path, bool exist, unsigned int ms);
 int load_module(const char *ko, const char *params);
 int param_set(const char *name, const char *val, size_t len);
 int param_get(const char *name, char *buf, size_t size);
+long splice_buffer_size(bool is_stock);
 bool kmsg_says(int kmsg, const char *text);
 /* Whether the running kernel is x86-64, whatever this program is built as */
 bool kernel_is_x86_64(void);
