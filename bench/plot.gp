@@ -6,8 +6,9 @@
 #
 #   gnuplot -c bench/plot.gp IN.csv OUT.png [THREADS [TITLE]]
 #
-# One panel per family of tests: splice (pipe size), read and io_uring
-# (buffer size) for zcbench; clear, clear-cold and chunk-* for clearbench.
+# One panel per family of tests: splice (pipe size), tcp (bytes per
+# sendfile, splice or send), read and io_uring (buffer size) for zcbench;
+# clear, clear-cold and chunk-* for clearbench.
 # One line per test and device, for rows with THREADS threads (default 1).
 # Rows whose gbps is not a number (absent, unsupported, ...) are left out.
 
@@ -23,6 +24,7 @@ title = (ARGC >= 4) ? ARG4 : system(sprintf("basename '%s' .csv", infile))
 # The family of a test: the panel it goes in.
 fam_awk = "function fam(t) { if (t ~ /^splice/) return \"splice\"; " . \
 	  "if (t == \"read\" || t ~ /^uring/) return \"read\"; " . \
+	  "if (t ~ /^tcp/) return \"tcp\"; " . \
 	  "if (t ~ /^chunk/) return \"chunk\"; return t } "
 # Rows that can be plotted: numeric gbps, the wanted thread count.
 ok_awk = sprintf("NR > 1 && $3 == %s && $7 ~ /^[0-9.]+$/ && $7 > 0", thr)
@@ -46,6 +48,7 @@ data(f, k) = sprintf("< awk -F, '%s && $1 \":\" $4 == \"%s\" { print $2, $7 }' '
 # Panel titles say what x is (an x label would collide with the key).
 ptitle(f) = (f eq "splice") ? "splice: DEV -> pipe -> sink; x: pipe size" : \
 	    (f eq "read") ? "read() and io_uring reads; x: read size" : \
+	    (f eq "tcp") ? "to TCP on loopback, receiver included; x: bytes per call" : \
 	    (f eq "clear") ? "clear, hot buffer; x: bytes per call" : \
 	    (f eq "clear-cold") ? "clear, cold destination; x: bytes per call" : \
 	    (f eq "chunk") ? "clear of 4/16/64 MiB in chunks; x: chunk size" : f

@@ -16,13 +16,26 @@
  *   splice-null    DEV -> pipe -> /dev/null, drained by the same thread
  *   splice-reader  DEV -> pipe, a reader thread splices it on to /dev/null
  *   splice-self    DEV -> pipe -> DEV (zczero's splice_write), DEV only
+ *   tcp-sendfile   sendfile(TCP socket, DEV) on loopback, size bytes a call
+ *   tcp-splice     DEV -> pipe -> TCP socket on loopback
  *   read           read() of size bytes into a reused buffer
  *   uring-qd1/32   io_uring reads, queue depth 1 and 32 (in-flight reads
  *                  share a buffer pool of at most 2 MiB, so the footprint
  *                  stays near that of read())
  * The peer for splice-* is vmsplice() of a zeroed buffer into the pipe,
  * drained the same way; the peer for read and uring-* is memset() of the
- * same buffer (the store-bandwidth ceiling).
+ * same buffer (the store-bandwidth ceiling); the peers for tcp-* are
+ * send() of a zeroed buffer ("send", the peer of the ratio column) and
+ * send(MSG_ZEROCOPY) with its completions reaped from the error queue
+ * ("send-zc").  Every tcp-* connection has a receiver thread that splices
+ * what arrives to /dev/null through a pipe of its own, and its work is in
+ * the time: a tcp-* figure is that of sender and receiver together.
+ *
+ * With -z PATH, the device at PATH is measured on every splice and tcp
+ * row as "zeropatch": bench/zcref's /dev/zcref runs the loop of the mm
+ * tree's zero-page splice for /dev/zero (PAGE_SIZE buffers of the zero
+ * page, no-op get and release), the reference zczero is compared with in
+ * the same run.  Into itself (splice-self) it splices as /dev/null does.
  *
  * GB/s is 10^9 bytes per second, all threads together.  With -i an
  * instr/B column gives guest nanoseconds per byte, which is instructions
@@ -42,9 +55,15 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <poll.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/mman.h>
+#include <sys/sendfile.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/utsname.h>
+#include <linux/errqueue.h>
 #include <liburing.h>
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
@@ -57,6 +76,15 @@
 #define MIN_OPS		4		/* minimum operations per thread */
 #define CLOCK_EVERY	64		/* loop iterations between time checks */
 #define WATCHDOG_SLACK	30		/* seconds past the cap before exit(3) */
+#define TCP_CHECK_LEN	(16 * KIB)	/* bytes checked before a tcp-* row */
+#define PATCH_LABEL	"zeropatch"
+
+#ifndef SO_ZEROCOPY
+#define SO_ZEROCOPY	60
+#endif
+#ifndef MSG_ZEROCOPY
+#define MSG_ZEROCOPY	0x4000000
+#endif
 
 enum kind {
 	K_SPLICE,	/* splice(src -> pipe) */
@@ -64,6 +92,9 @@ enum kind {
 	K_READ,		/* read(src) */
 	K_URING,	/* io_uring read(src) */
 	K_MEMSET,	/* memset(buffer) */
+	K_SENDFILE,	/* sendfile(socket, src) */
+	K_SEND,		/* send(socket, zeroed buffer) */
+	K_SENDZC,	/* send(socket, zeroed buffer, MSG_ZEROCOPY) */
 };
 
 enum sink {
@@ -71,6 +102,7 @@ enum sink {
 	SINK_NULL,	/* same thread splices the pipe to /dev/null */
 	SINK_READER,	/* a reader thread splices the pipe to /dev/null */
 	SINK_DEV,	/* same thread splices the pipe to DEV */
+	SINK_TCP,	/* a loopback TCP socket; a receiver thread drains it */
 };
 
 enum status {
@@ -99,12 +131,15 @@ struct result {
 	char msg[MSG_LEN];
 	unsigned long long bytes;
 	double seconds;
+	unsigned long long zc_done;	/* MSG_ZEROCOPY sends completed */
+	unsigned long long zc_copied;	/* ... of them copied by the kernel */
 };
 
 struct meas {
 	const char *test;
 	const char *label;
 	const char *path;	/* source device; NULL for the user-space peers */
+	const char *sink_path;	/* SINK_DEV: the device spliced into */
 	enum kind kind;
 	enum sink sink;
 	size_t size;		/* pipe size or buffer size */
@@ -130,7 +165,16 @@ struct worker {
 	struct io_uring ring;
 	unsigned int nbuf;
 
-	/* reader thread for SINK_READER; it owns pipe_r once started */
+	/* SINK_TCP: the receiving socket and the receiver's pipe */
+	int rsock;
+	int rpipe_r, rpipe_w;
+	int rnull;
+	unsigned long long zc_sent, zc_done, zc_copied;
+
+	/*
+	 * Reader thread for SINK_READER (it owns pipe_r once started) and
+	 * receiver thread for SINK_TCP (it owns rsock).
+	 */
 	bool reader_started;
 	pthread_t reader;
 	unsigned long long reader_done;
@@ -151,6 +195,7 @@ static struct {
 
 static const char *dev_path = "/dev/zczero";
 static const char *ref_path = "/dev/zero";
+static const char *patch_path;		/* -z: the zero-page patch's loop */
 static const char *null_path = "/dev/null";
 static const char *dev_label, *ref_label;
 static const char *machine_label;
@@ -160,6 +205,7 @@ static int opt_threads;
 static int opt_repeat = 1;
 static bool opt_instr;
 static bool do_splice = true, do_read = true, do_uring = true;
+static bool do_tcp = true;
 static bool uring_ok;
 static char uring_msg[MSG_LEN];
 static double deadline;
@@ -343,33 +389,41 @@ static void *reader_main(void *arg)
 	return NULL;
 }
 
-static void setup_pipe(struct worker *w)
+/* A pipe of size bytes; false (and the status set) on failure. */
+static bool make_pipe(struct worker *w, int *rd, int *wr, size_t size)
 {
-	const struct meas *m = w->m;
 	int fds[2];
 	int ret;
-	ssize_t n;
 
 	if (pipe2(fds, O_CLOEXEC)) {
 		fail_sys(w, "pipe2");
-		return;
+		return false;
 	}
-	w->pipe_r = fds[0];
-	w->pipe_w = fds[1];
-	ret = fcntl(w->pipe_w, F_SETPIPE_SZ, (int)m->size);
+	*rd = fds[0];
+	*wr = fds[1];
+	ret = fcntl(*wr, F_SETPIPE_SZ, (int)size);
 	if (ret < 0) {
 		fail_sys(w, "fcntl(F_SETPIPE_SZ)");
-		return;
+		return false;
 	}
-	if ((size_t)ret < m->size) {
+	if ((size_t)ret < size) {
 		set_status(&w->status, w->msg, ST_ERROR,
-			   "fcntl(F_SETPIPE_SZ): got %d, wanted %zu", ret,
-			   m->size);
-		return;
+			   "fcntl(F_SETPIPE_SZ): got %d, wanted %zu", ret, size);
+		return false;
 	}
+	return true;
+}
+
+static void setup_pipe(struct worker *w)
+{
+	const struct meas *m = w->m;
+	ssize_t n;
+
+	if (!make_pipe(w, &w->pipe_r, &w->pipe_w, m->size))
+		return;
 
 	if (m->sink == SINK_DEV)
-		w->sink = open_dev(w, dev_path, O_WRONLY);
+		w->sink = open_dev(w, m->sink_path, O_WRONLY);
 	else
 		w->sink = open(null_path, O_WRONLY | O_CLOEXEC);
 	if (w->sink < 0) {
@@ -438,6 +492,267 @@ static void setup_pipe(struct worker *w)
 		}
 		w->reader_started = true;
 	}
+}
+
+/*
+ * Reap MSG_ZEROCOPY completions: every one queued, then more, waiting,
+ * until @want sends are complete.  Reads of the error queue never block.
+ */
+static bool reap_zc(struct worker *w, unsigned long long want)
+{
+	for (;;) {
+		char control[256];
+		struct msghdr msg = {
+			.msg_control = control,
+			.msg_controllen = sizeof(control),
+		};
+		struct cmsghdr *cm;
+
+		if (recvmsg(w->sink, &msg, MSG_ERRQUEUE) < 0) {
+			struct pollfd pfd = { .fd = w->sink };
+
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN && errno != EWOULDBLOCK) {
+				fail_sys(w, "recvmsg(MSG_ERRQUEUE)");
+				return false;
+			}
+			if (w->zc_done >= want)
+				return true;
+			/* POLLERR: the error queue is not empty */
+			if (poll(&pfd, 1, -1) < 0 && errno != EINTR) {
+				fail_sys(w, "poll(POLLERR)");
+				return false;
+			}
+			continue;
+		}
+		for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
+			struct sock_extended_err ee;
+			unsigned long long n;
+
+			if (cm->cmsg_level != SOL_IP || cm->cmsg_type != IP_RECVERR)
+				continue;
+			memcpy(&ee, CMSG_DATA(cm), sizeof(ee));
+			if (ee.ee_errno || ee.ee_origin != SO_EE_ORIGIN_ZEROCOPY) {
+				set_status(&w->status, w->msg, ST_ERROR,
+					   "error queue: errno %u, origin %u",
+					   ee.ee_errno, ee.ee_origin);
+				return false;
+			}
+			/* sends ee_info..ee_data, inclusive, are complete */
+			n = ee.ee_data - ee.ee_info + 1;
+			w->zc_done += n;
+			if (ee.ee_code & SO_EE_CODE_ZEROCOPY_COPIED)
+				w->zc_copied += n;
+		}
+	}
+}
+
+/*
+ * Up to len bytes into the socket, one call of the row's kind (for
+ * tcp-splice: one splice into the pipe, then the pipe into the socket).
+ * Returns the bytes sent, or -1 with errno and *what set (or the status
+ * already set).
+ */
+static ssize_t tcp_put(struct worker *w, size_t len, const char **what)
+{
+	ssize_t n;
+
+	for (;;) {
+		switch (w->m->kind) {
+		case K_SENDFILE:
+			*what = "sendfile(socket, dev)";
+			n = sendfile(w->sink, w->src, NULL, len);
+			break;
+		case K_SEND:
+			*what = "send";
+			n = send(w->sink, w->buf, len, 0);
+			break;
+		case K_SENDZC:
+			*what = "send(MSG_ZEROCOPY)";
+			n = send(w->sink, w->buf, len, MSG_ZEROCOPY);
+			if (n < 0 && errno == ENOBUFS) {
+				/* notifications fill the option memory */
+				if (!reap_zc(w, w->zc_done + 1))
+					return -1;
+				continue;
+			}
+			if (n > 0)
+				w->zc_sent++;	/* each such call is one id */
+			break;
+		default:
+			*what = "splice(dev->pipe)";
+			n = fill(w, len);
+			if (n > 0 && !drain(w, n))
+				return -1;
+			break;
+		}
+		if (n >= 0 || errno != EINTR)
+			return n;
+	}
+}
+
+/* Receiver: the socket, through a pipe, to /dev/null, until EOF. */
+static void *receiver_main(void *arg)
+{
+	struct worker *w = arg;
+	size_t len = w->m->size;
+
+	for (;;) {
+		ssize_t n = splice(w->rsock, NULL, w->rpipe_w, NULL, len,
+				   SPLICE_F_MOVE);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			set_status(&w->reader_status, w->reader_msg, ST_ERROR,
+				   "splice(socket->pipe) in receiver: %s",
+				   strerror(errno));
+			break;
+		}
+		if (n == 0)
+			break;	/* the sender shut its side down */
+		w->reader_done += n;
+		while (n > 0) {
+			ssize_t k = splice(w->rpipe_r, NULL, w->rnull, NULL, n,
+					   SPLICE_F_MOVE);
+
+			if (k < 0 && errno == EINTR)
+				continue;
+			if (k <= 0) {
+				set_status(&w->reader_status, w->reader_msg,
+					   ST_ERROR,
+					   "splice(pipe->/dev/null) in receiver: %s",
+					   k ? strerror(errno) : "returned 0");
+				goto out;
+			}
+			n -= k;
+		}
+	}
+out:
+	/* A sender blocked on a full socket gets an error, not a hang. */
+	close(w->rsock);
+	w->rsock = -1;
+	return NULL;
+}
+
+/* A loopback TCP connection, the first bytes checked, the receiver. */
+static void setup_tcp(struct worker *w)
+{
+	const struct meas *m = w->m;
+	struct sockaddr_in sin = {
+		.sin_family = AF_INET,
+		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+	};
+	socklen_t slen = sizeof(sin);
+	const char *what = "";
+	unsigned char *tmp;
+	size_t off;
+	ssize_t n;
+	int lfd, one = 1;
+
+	lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (lfd < 0) {
+		fail_sys(w, "socket");
+		return;
+	}
+	if (bind(lfd, (struct sockaddr *)&sin, sizeof(sin)) ||
+	    listen(lfd, 1) ||
+	    getsockname(lfd, (struct sockaddr *)&sin, &slen)) {
+		fail_sys(w, "listen on 127.0.0.1");
+		close(lfd);
+		return;
+	}
+	w->sink = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (w->sink < 0 ||
+	    connect(w->sink, (struct sockaddr *)&sin, sizeof(sin))) {
+		fail_sys(w, "connect to 127.0.0.1");
+		close(lfd);
+		return;
+	}
+	w->rsock = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	if (w->rsock < 0)
+		fail_sys(w, "accept4");
+	close(lfd);
+	if (w->rsock < 0 ||
+	    !make_pipe(w, &w->rpipe_r, &w->rpipe_w, m->size))
+		return;
+	w->rnull = open(null_path, O_WRONLY | O_CLOEXEC);
+	if (w->rnull < 0) {
+		fail_sys(w, "open /dev/null");
+		return;
+	}
+
+	if (m->kind == K_SPLICE &&
+	    !make_pipe(w, &w->pipe_r, &w->pipe_w, m->size))
+		return;
+	if (m->kind == K_SEND || m->kind == K_SENDZC) {
+		if (!alloc_buf(w, m->size))
+			return;
+		memset(w->buf, 0, m->size);
+	}
+	if (m->kind == K_SENDZC &&
+	    setsockopt(w->sink, SOL_SOCKET, SO_ZEROCOPY, &one, sizeof(one))) {
+		set_status(&w->status, w->msg, ST_UNSUPPORTED,
+			   "setsockopt(SO_ZEROCOPY): %s", strerror(errno));
+		return;
+	}
+
+	/* Check the first bytes: send them, receive them here, look. */
+	for (off = 0; off < TCP_CHECK_LEN; off += n) {
+		n = tcp_put(w, TCP_CHECK_LEN - off, &what);
+		if (n < 0 && w->status == ST_OK) {
+			if (errno == EINVAL && m->path)
+				set_status(&w->status, w->msg, ST_UNSUPPORTED,
+					   "%s from %s: EINVAL", what, m->path);
+			else
+				fail_sys(w, what);
+		}
+		if (n == 0)
+			set_status(&w->status, w->msg, ST_ERROR,
+				   "%s: returned 0", what);
+		if (w->status != ST_OK)
+			return;
+	}
+	tmp = malloc(TCP_CHECK_LEN);
+	if (!tmp) {
+		fail_sys(w, "malloc");
+		return;
+	}
+	memset(tmp, 0xa5, TCP_CHECK_LEN);
+	for (off = 0; off < TCP_CHECK_LEN; off += n) {
+		n = recv(w->rsock, tmp + off, TCP_CHECK_LEN - off, 0);
+		if (n < 0 && errno == EINTR) {
+			n = 0;
+			continue;
+		}
+		if (n <= 0) {
+			if (n == 0)
+				errno = EIO;
+			fail_sys(w, "recv");
+			break;
+		}
+	}
+	if (w->status == ST_OK)
+		check_zero(w, tmp, TCP_CHECK_LEN, "tcp");
+	free(tmp);
+	if (w->status != ST_OK)
+		return;
+	if (m->kind == K_SENDZC) {
+		/* all complete: count the timed sends only */
+		if (!reap_zc(w, w->zc_sent))
+			return;
+		w->zc_sent = 0;
+		w->zc_done = 0;
+		w->zc_copied = 0;
+	}
+
+	errno = pthread_create(&w->reader, NULL, receiver_main, w);
+	if (errno) {
+		fail_sys(w, "pthread_create(receiver)");
+		return;
+	}
+	w->reader_started = true;
 }
 
 static void setup_read(struct worker *w)
@@ -522,6 +837,10 @@ static void setup(struct worker *w)
 		if (w->src < 0)
 			return;
 	}
+	if (m->sink == SINK_TCP) {
+		setup_tcp(w);
+		return;
+	}
 	switch (m->kind) {
 	case K_SPLICE:
 	case K_VMSPLICE:
@@ -533,6 +852,8 @@ static void setup(struct worker *w)
 		break;
 	case K_URING:
 		setup_uring(w);
+		break;
+	default:
 		break;
 	}
 }
@@ -668,8 +989,46 @@ static void run_uring(struct worker *w)
 		check_zero(w, w->buf, filled0, "io_uring reads");
 }
 
+static void run_tcp(struct worker *w)
+{
+	const struct meas *m = w->m;
+	unsigned long iter = 0;
+	const char *what = "";
+
+	while (w->done < w->target) {
+		size_t want = m->size;
+		ssize_t n;
+
+		if (want > w->target - w->done)
+			want = w->target - w->done;
+		n = tcp_put(w, want, &what);
+		if (n < 0) {
+			if (w->status == ST_OK)
+				fail_sys(w, what);
+			break;
+		}
+		if (n == 0) {
+			set_status(&w->status, w->msg, ST_ERROR,
+				   "%s: returned 0", what);
+			break;
+		}
+		w->done += n;
+		if (m->kind == K_SENDZC && !reap_zc(w, 0))
+			break;
+		if (time_up(++iter))
+			break;
+	}
+	/* The buffer is the sender's again only when every send is done. */
+	if (m->kind == K_SENDZC && w->status == ST_OK)
+		reap_zc(w, w->zc_sent);
+}
+
 static void run(struct worker *w)
 {
+	if (w->m->sink == SINK_TCP) {
+		run_tcp(w);
+		return;
+	}
 	switch (w->m->kind) {
 	case K_SPLICE:
 	case K_VMSPLICE:
@@ -682,11 +1041,15 @@ static void run(struct worker *w)
 	case K_URING:
 		run_uring(w);
 		break;
+	default:
+		break;
 	}
 }
 
 static void teardown(struct worker *w)
 {
+	if (w->m->sink == SINK_TCP && w->sink >= 0)
+		shutdown(w->sink, SHUT_WR);	/* receiver sees EOF */
 	if (w->pipe_w >= 0)
 		close(w->pipe_w);	/* reader sees EOF */
 	if (w->reader_started) {
@@ -701,6 +1064,14 @@ static void teardown(struct worker *w)
 	} else if (w->pipe_r >= 0) {
 		close(w->pipe_r);
 	}
+	if (w->rsock >= 0)
+		close(w->rsock);
+	if (w->rpipe_r >= 0)
+		close(w->rpipe_r);
+	if (w->rpipe_w >= 0)
+		close(w->rpipe_w);
+	if (w->rnull >= 0)
+		close(w->rnull);
 	if (w->ring_ok)
 		io_uring_queue_exit(&w->ring);
 	if (w->sink >= 0)
@@ -773,7 +1144,7 @@ static void measure(const struct meas *m, struct result *r)
 		return;
 	}
 	per = opt_bytes / m->threads;
-	if (m->kind != K_SPLICE && m->kind != K_VMSPLICE) {
+	if (m->kind == K_READ || m->kind == K_URING || m->kind == K_MEMSET) {
 		/* whole buffers, and enough of them */
 		per = (per + m->size - 1) / m->size * m->size;
 		if (per < MIN_OPS * m->size)
@@ -793,6 +1164,10 @@ static void measure(const struct meas *m, struct result *r)
 		w->pipe_r = -1;
 		w->pipe_w = -1;
 		w->sink = -1;
+		w->rsock = -1;
+		w->rpipe_r = -1;
+		w->rpipe_w = -1;
+		w->rnull = -1;
 		errno = pthread_create(&w->tid, NULL, worker_main, w);
 		if (errno) {
 			r->status = ST_ERROR;
@@ -827,6 +1202,8 @@ static void measure(const struct meas *m, struct result *r)
 			snprintf(r->msg, MSG_LEN, "%s", ws[i].msg);
 		}
 		r->bytes += ws[i].done;
+		r->zc_done += ws[i].zc_done;
+		r->zc_copied += ws[i].zc_copied;
 	}
 	r->seconds = t1 - t0;
 	if (r->status == ST_OK && (r->bytes == 0 || r->seconds <= 0)) {
@@ -849,8 +1226,8 @@ static const struct result *find(const char *test, const char *label,
 	for (i = 0; i < nresults; i++) {
 		const struct result *r = &results[i];
 
-		if (r->test == test && r->label == label && r->size == size &&
-		    r->threads == threads)
+		if (!strcmp(r->test, test) && !strcmp(r->label, label) &&
+		    r->size == size && r->threads == threads)
 			return r;
 	}
 	return NULL;
@@ -865,7 +1242,7 @@ static void ratio_str(const struct result *a, const struct result *b,
 		snprintf(buf, len, "%.2fx", gbps(a) / gbps(b));
 }
 
-static char ratio_ref_hdr[64], ratio_peer_hdr[64];
+static char ratio_ref_hdr[64], ratio_peer_hdr[64], ratio_patch_hdr[64];
 static int ratio_w;
 
 static void print_header_row(void)
@@ -874,13 +1251,17 @@ static void print_header_row(void)
 	       "GB/s");
 	if (opt_instr)
 		printf(" %9s", "instr/B");
-	printf(" %*s %*s\n", ratio_w, ratio_ref_hdr, ratio_w, ratio_peer_hdr);
+	printf(" %*s %*s", ratio_w, ratio_ref_hdr, ratio_w, ratio_peer_hdr);
+	if (patch_path)
+		printf(" %*s", ratio_w, ratio_patch_hdr);
+	putchar('\n');
 }
 
+/* One row; ratios (DEV rows) against ref, peer and the patch's loop. */
 static void print_row(const struct result *r, const struct result *ref,
-		      const struct result *peer)
+		      const struct result *peer, const struct result *pat)
 {
-	char sz[24], gb[16], r1[16], r2[16];
+	char sz[24], gb[16], r1[16], r2[16], r3[16];
 
 	if (r->status == ST_OK)
 		snprintf(gb, sizeof(gb), "%.3f", gbps(r));
@@ -898,9 +1279,16 @@ static void print_row(const struct result *r, const struct result *ref,
 		ratio_str(r, ref, r1, sizeof(r1));
 		ratio_str(r, peer, r2, sizeof(r2));
 		printf(" %*s %*s", ratio_w, r1, ratio_w, r2);
+		if (patch_path) {
+			ratio_str(r, pat, r3, sizeof(r3));
+			printf(" %*s", ratio_w, r3);
+		}
 	}
 	if (r->status != ST_OK)
 		printf("  (%s)", r->msg);
+	else if (r->zc_done)
+		printf("  (%llu of %llu zerocopy sends copied by the kernel)",
+		       r->zc_copied, r->zc_done);
 	putchar('\n');
 	fflush(stdout);
 
@@ -964,10 +1352,11 @@ static void splice_group(const char *test, enum sink sink, size_t size,
 	struct meas m = {
 		.test = test, .sink = sink, .size = size, .threads = threads,
 	};
-	const struct result *d, *ref = NULL, *p;
+	const struct result *d, *ref = NULL, *pat = NULL, *p;
 
 	m.kind = K_SPLICE;
 	m.path = dev_path;
+	m.sink_path = dev_path;
 	m.label = dev_label;
 	d = do_meas(&m);
 	if (sink != SINK_DEV) {
@@ -975,15 +1364,73 @@ static void splice_group(const char *test, enum sink sink, size_t size,
 		m.label = ref_label;
 		ref = do_meas(&m);
 	}
+	if (patch_path) {
+		/* splice-self: into itself, as the patched /dev/zero would */
+		m.path = patch_path;
+		m.sink_path = patch_path;
+		m.label = PATCH_LABEL;
+		pat = do_meas(&m);
+		m.sink_path = dev_path;
+	}
 	m.kind = K_VMSPLICE;
 	m.path = NULL;
 	m.label = "vmsplice";
 	p = do_meas(&m);
 
-	print_row(d, ref, p);
+	print_row(d, ref, p, pat);
 	if (ref)
-		print_row(ref, NULL, NULL);
-	print_row(p, NULL, NULL);
+		print_row(ref, NULL, NULL, NULL);
+	if (pat)
+		print_row(pat, NULL, NULL, NULL);
+	print_row(p, NULL, NULL, NULL);
+}
+
+/*
+ * tcp-sendfile and tcp-splice: DEV, REF and the patch's loop into a
+ * loopback TCP socket.  The peers, send() and send(MSG_ZEROCOPY) of a
+ * zeroed buffer, are measured with tcp-sendfile and compared with both.
+ */
+static void tcp_group(const char *test, enum kind kind, size_t size,
+		      int threads)
+{
+	struct meas m = {
+		.test = test, .kind = kind, .sink = SINK_TCP, .size = size,
+		.threads = threads,
+	};
+	const struct result *d, *ref, *pat = NULL, *p, *pz = NULL;
+	bool own_peer = kind == K_SENDFILE;
+
+	m.path = dev_path;
+	m.label = dev_label;
+	d = do_meas(&m);
+	m.path = ref_path;
+	m.label = ref_label;
+	ref = do_meas(&m);
+	if (patch_path) {
+		m.path = patch_path;
+		m.label = PATCH_LABEL;
+		pat = do_meas(&m);
+	}
+	m.path = NULL;
+	if (own_peer) {
+		m.kind = K_SEND;
+		m.label = "send";
+		p = do_meas(&m);
+		m.kind = K_SENDZC;
+		m.label = "send-zc";
+		pz = do_meas(&m);
+	} else {
+		p = find("tcp-sendfile", "send", size, threads);
+	}
+
+	print_row(d, ref, p, pat);
+	print_row(ref, NULL, NULL, NULL);
+	if (pat)
+		print_row(pat, NULL, NULL, NULL);
+	if (own_peer) {
+		print_row(p, NULL, NULL, NULL);
+		print_row(pz, NULL, NULL, NULL);
+	}
 }
 
 static void read_group(const char *test, enum kind kind, unsigned int qd,
@@ -1017,10 +1464,10 @@ static void read_group(const char *test, enum kind kind, unsigned int qd,
 		p = find("read", "memset", size, threads);
 	}
 
-	print_row(d, ref, p);
-	print_row(ref, NULL, NULL);
+	print_row(d, ref, p, NULL);
+	print_row(ref, NULL, NULL, NULL);
 	if (own_peer)
-		print_row(p, NULL, NULL);
+		print_row(p, NULL, NULL, NULL);
 }
 
 static void probe_uring(void)
@@ -1083,10 +1530,12 @@ static void cpu_info(char *model, size_t len, char *flags, size_t flen)
 static void usage_exit(const char *prog)
 {
 	fprintf(stderr,
-		"usage: %s [-d DEV] [-r REF] [-t MAXTHREADS] [-b BYTES] [-s SECONDS]\n"
-		"          [-n N] [-q] [-c FILE.csv] [-m LABEL] [-T TESTS] [-i]\n"
+		"usage: %s [-d DEV] [-r REF] [-z PATCHDEV] [-t MAXTHREADS] [-b BYTES]\n"
+		"          [-s SECONDS] [-n N] [-q] [-c FILE.csv] [-m LABEL] [-T TESTS] [-i]\n"
 		"  -d DEV      device under test (default /dev/zczero)\n"
 		"  -r REF      reference device (default /dev/zero)\n"
+		"  -z PATCHDEV the mm tree's zero-page splice, e.g. /dev/zcref\n"
+		"              (bench/zcref): splice and tcp rows labelled %s\n"
 		"  -t N        threads 1, 2, 4, ... up to N (default: online CPUs)\n"
 		"  -b BYTES    bytes per measurement, all threads together;\n"
 		"              K/M/G suffixes (default 256M)\n"
@@ -1097,9 +1546,9 @@ static void usage_exit(const char *prog)
 		"              (default 1; a failed run is always reported)\n"
 		"  -c FILE     also write CSV: test,size,threads,device,bytes,seconds,gbps\n"
 		"  -m LABEL    machine label for the header\n"
-		"  -T TESTS    comma list of splice,read,uring (default all)\n"
+		"  -T TESTS    comma list of splice,tcp,read,uring (default all)\n"
 		"  -i          print instr/B (= ns/B; under QEMU -icount shift=0)\n",
-		prog);
+		prog, PATCH_LABEL);
 	exit(2);
 }
 
@@ -1136,6 +1585,7 @@ static bool parse_tests(char *s)
 	char *tok, *save;
 
 	do_splice = false;
+	do_tcp = false;
 	do_read = false;
 	do_uring = false;
 	for (tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
@@ -1145,10 +1595,12 @@ static bool parse_tests(char *s)
 			do_read = true;
 		else if (!strcmp(tok, "uring"))
 			do_uring = true;
+		else if (!strcmp(tok, "tcp"))
+			do_tcp = true;
 		else
 			return false;
 	}
-	return do_splice || do_read || do_uring;
+	return do_splice || do_tcp || do_read || do_uring;
 }
 
 static const char *base_name(const char *path)
@@ -1171,13 +1623,16 @@ int main(int argc, char **argv)
 	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	opt_threads = ncpu > 0 ? ncpu : 1;
 
-	while ((c = getopt(argc, argv, "d:r:t:b:s:n:qc:m:T:ih")) != -1) {
+	while ((c = getopt(argc, argv, "d:r:z:t:b:s:n:qc:m:T:ih")) != -1) {
 		switch (c) {
 		case 'd':
 			dev_path = optarg;
 			break;
 		case 'r':
 			ref_path = optarg;
+			break;
+		case 'z':
+			patch_path = optarg;
 			break;
 		case 't':
 			errno = 0;
@@ -1248,9 +1703,13 @@ int main(int argc, char **argv)
 		 dev_label, ref_label);
 	snprintf(ratio_peer_hdr, sizeof(ratio_peer_hdr), "%.20s/peer",
 		 dev_label);
+	snprintf(ratio_patch_hdr, sizeof(ratio_patch_hdr), "%.20s/%s",
+		 dev_label, PATCH_LABEL);
 	ratio_w = strlen(ratio_ref_hdr);
 	if ((int)strlen(ratio_peer_hdr) > ratio_w)
 		ratio_w = strlen(ratio_peer_hdr);
+	if (patch_path && (int)strlen(ratio_patch_hdr) > ratio_w)
+		ratio_w = strlen(ratio_patch_hdr);
 
 	if (csv_path) {
 		csv = fopen(csv_path, "w");
@@ -1274,8 +1733,13 @@ int main(int argc, char **argv)
 		nthr[nn++] = i;
 	nthr[nn++] = opt_threads;
 
-	printf("zcbench: %s vs %s; peers vmsplice (pipes), memset (reads)\n",
+	printf("zcbench: %s vs %s; peers vmsplice (pipes), memset (reads), send (tcp)\n",
 	       dev_path, ref_path);
+	if (patch_path)
+		printf("patch:   %s as %s, the mm tree's zero-page splice for /dev/zero\n",
+		       patch_path, PATCH_LABEL);
+	if (do_tcp)
+		printf("tcp:     loopback; a receiver thread splices to /dev/null, in the time\n");
 	printf("machine: %s\n", machine_label ? machine_label : "(no -m label)");
 	printf("kernel:  %s %s\n", uts.release, uts.machine);
 	printf("cpu:     %s (%ld online; flags:%s)\n", model, ncpu, flags);
@@ -1290,8 +1754,8 @@ int main(int argc, char **argv)
 		printf("instr/B: guest ns per byte; instructions per byte under -icount shift=0 ");
 		printf("(threads=1 rows)\n");
 	}
-	printf("GB/s = 1e9 bytes/s; ratios on %s rows: vs %s and vs the user-space peer\n\n",
-	       dev_label, ref_label);
+	printf("GB/s = 1e9 bytes/s; ratios on %s rows: vs %s, vs the user-space peer%s\n\n",
+	       dev_label, ref_label, patch_path ? ", vs " PATCH_LABEL : "");
 	print_header_row();
 	fflush(stdout);
 
@@ -1311,6 +1775,16 @@ int main(int argc, char **argv)
 					splice_group(sinks[i].test,
 						     sinks[i].sink,
 						     pipe_sizes[s], nthr[ti]);
+	}
+	if (do_tcp) {
+		for (s = 0; s < 2; s++)
+			for (ti = 0; ti < nn; ti++)
+				tcp_group("tcp-sendfile", K_SENDFILE,
+					  pipe_sizes[s], nthr[ti]);
+		for (s = 0; s < 2; s++)
+			for (ti = 0; ti < nn; ti++)
+				tcp_group("tcp-splice", K_SPLICE,
+					  pipe_sizes[s], nthr[ti]);
 	}
 	if (do_read || do_uring) {
 		for (s = 0; s < 4; s++)
