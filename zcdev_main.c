@@ -290,6 +290,14 @@ static int release_zc(struct inode *inode, struct file *file)
 	return 0;
 }
 
+/*
+ * Large mappings where huge pages can back them, as /dev/zero's: aligned
+ * to PMD_SIZE by thp_get_unmapped_area() where it can (from 6.7 on; 6.1
+ * aligns only DAX files), else a plain area; NULL without THP.
+ * /dev/zero gives shared mappings shmem's choice instead, but
+ * shmem_get_unmapped_area() is not exported: they get the same
+ * alignment, which is shmem's where its huge pages are on.
+ */
 static const struct file_operations zero_fops = {
 	.owner		= THIS_MODULE,
 	.open		= open_zc,
@@ -301,6 +309,7 @@ static const struct file_operations zero_fops = {
 	.splice_read	= splice_read_zero,
 	.splice_write	= splice_write_zero,
 	.mmap		= mmap_zero,
+	.get_unmapped_area = thp_get_unmapped_area,
 };
 
 static const struct file_operations full_fops = {

@@ -291,4 +291,81 @@ TEST_F(zcdev, shared_map_private_inode)
 	EXPECT_STREQ(st.label, dv.label);
 }
 
+/* AnonHugePages of the mapping at addr, in kB (/proc/self/smaps), or -1 */
+static long anon_huge_kb(void *addr)
+{
+	char line[256], start[32];
+	bool in = false;
+	long kb = -1;
+	FILE *f;
+
+	snprintf(start, sizeof(start), "%lx-", (unsigned long)addr);
+	f = fopen("/proc/self/smaps", "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (strchr(line, '-') && strchr(line, '-') < strchr(line, ' '))
+			in = !strncmp(line, start, strlen(start));
+		else if (in && sscanf(line, "AnonHugePages: %ld kB", &kb) == 1)
+			break;
+	}
+	fclose(f);
+	return kb;
+}
+
+#define PMD_BYTES	(2UL << 20)
+#define HUGE_MAPS	4
+
+/*
+ * Map fd privately HUGE_MAPS times, 8 MiB and a page each: how many of
+ * the mappings start on a 2 MiB boundary, and the AnonHugePages of the
+ * first after madvise(MADV_HUGEPAGE) and a write to its first 4 MiB.
+ */
+static int huge_maps(int fd, long *huge_kb)
+{
+	size_t n = 4 * PMD_BYTES + page_size();
+	void *a[HUGE_MAPS];
+	int i, aligned = 0;
+
+	*huge_kb = -1;
+	for (i = 0; i < HUGE_MAPS; i++) {
+		a[i] = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+		if (a[i] == MAP_FAILED)
+			return -1;
+		if (!((unsigned long)a[i] & (PMD_BYTES - 1)))
+			aligned++;
+	}
+	if (!madvise(a[0], n, MADV_HUGEPAGE)) {
+		memset(a[0], 1, 2 * PMD_BYTES);
+		*huge_kb = anon_huge_kb(a[0]);
+	}
+	for (i = 0; i < HUGE_MAPS; i++)
+		munmap(a[i], n);
+	return aligned;
+}
+
+/*
+ * Large private mappings are placed and backed as the stock device's:
+ * where every /dev/zero mapping starts on a 2 MiB boundary (from 6.7 on,
+ * with THP), every zczero one must too, and where /dev/zero's is backed
+ * by huge pages after MADV_HUGEPAGE, so must zczero's be.
+ */
+TEST_F(zcdev, huge_alignment)
+{
+	long st_kb, dv_kb;
+	int st, dv;
+
+	if (self->skip || variant->is_full)
+		return;
+	st = huge_maps(self->ref, &st_kb);
+	dv = huge_maps(self->fd, &dv_kb);
+	ASSERT_LE(0, st);
+	ASSERT_LE(0, dv);
+	TH_LOG("aligned: %d of %d (stock %d); AnonHugePages %ld kB (stock %ld)",
+	       dv, HUGE_MAPS, st, dv_kb, st_kb);
+	if (st == HUGE_MAPS)
+		EXPECT_EQ(HUGE_MAPS, dv);
+	EXPECT_GE(dv_kb, st_kb);
+}
+
 TEST_HARNESS_MAIN
