@@ -4,6 +4,7 @@
 #
 #   make                 build zcdev.ko
 #   make check           the test lane: selftests in VMs on 6.1, 6.12, 7.x, 7.x-rt
+#                        and a debug kernel; IMAGE=bzImage KDIR=tree: yours
 #   make bench           the benchmarks (native when possible, else a VM)
 #   make fuzz            zcdev_fuzz in a VM: SECONDS=300 SEED=... KERNEL=7
 #   make install         modules_install + depmod (DESTDIR, INSTALL_MOD_PATH)
@@ -29,8 +30,11 @@ clean:
 	$(MAKE) -C selftests clean
 	$(MAKE) -C bench clean
 
+# IMAGE=<bzImage> KDIR=<its build tree> [BROOT=<root of its compiler>]:
+# the lane on a kernel of the user's (scripts/user-kernel).
 check:
-	scripts/check $(KERNELS)
+	$(if $(IMAGE),ZCDEV_IMAGE='$(IMAGE)' ZCDEV_IMAGE_KDIR='$(KDIR)' \
+		ZCDEV_IMAGE_BROOT='$(BROOT)') scripts/check $(KERNELS)
 
 bench:
 	scripts/bench
