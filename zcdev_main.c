@@ -229,8 +229,8 @@ static ssize_t read_iter_zero(struct kiocb *iocb, struct iov_iter *iter)
 /*
  * read() and pread() come here rather than through read_iter_zero(): for
  * the small reads that are most of them, building a kiocb and an
- * iterator costs more than clearing the bytes (about 400 instructions of
- * 2400 for a one-byte read on 7.3, bench/RESULTS-read.md), which is why
+ * iterator costs more than clearing the bytes (about 120 instructions of
+ * 800 for a one-byte read on 7.3, bench/RESULTS-read.md), which is why
  * /dev/zero has both.  Vectored, NOWAIT and io_uring reads take the
  * iterator path; kernel_read() too.
  */
