@@ -10,7 +10,10 @@
 # sendfile, splice or send), read and io_uring (buffer size) for zcbench;
 # clear, clear-cold and chunk-* for clearbench.
 # One line per test and device, for rows with THREADS threads (default 1).
-# Rows whose gbps is not a number (absent, unsupported, ...) are left out.
+# Left out: rows whose gbps is not a number (absent, unsupported, ...),
+# rows with a verdict note (zcbench -V: "no verdict (TCG)", reads under
+# TCG, whose rep stosb runs a byte at a time; the title says so), and
+# mmap-touch (one mapping size: a table row, not a curve).
 
 if (ARGC < 2) {
 	print "usage: gnuplot -c plot.gp IN.csv OUT.png [THREADS [TITLE]]"
@@ -26,8 +29,13 @@ fam_awk = "function fam(t) { if (t ~ /^splice/) return \"splice\"; " . \
 	  "if (t == \"read\" || t ~ /^uring/) return \"read\"; " . \
 	  "if (t ~ /^tcp/) return \"tcp\"; " . \
 	  "if (t ~ /^chunk/) return \"chunk\"; return t } "
-# Rows that can be plotted: numeric gbps, the wanted thread count.
-ok_awk = sprintf("NR > 1 && $3 == %s && $7 ~ /^[0-9.]+$/ && $7 > 0", thr)
+# Rows that can be plotted: numeric gbps, the wanted thread count, no
+# verdict note (column 10; clearbench's CSV has none), not mmap-touch.
+ok_awk = sprintf("NR > 1 && $3 == %s && $7 ~ /^[0-9.]+$/ && $7 > 0 " . \
+	"&& $10 == \"\" && $1 != \"mmap-touch\"", thr)
+# The note of the rows left out for it, if any.
+note = system(sprintf("awk -F, 'NR > 1 && $3 == %s && $10 != \"\" " . \
+	"{ print $10; exit }' '%s'", thr, infile))
 
 families = system(sprintf("awk -F, '%s %s { f = fam($1); " . \
 	"if (!(f in seen)) { seen[f] = 1; printf \"%%s \", f } }' '%s'", \
@@ -76,7 +84,12 @@ array colour[8] = ["#7b2fbe", "#009e73", "#0072b2", "#e69f00", "#d55e00", \
 dtype(tests, k) = (idx(tests, ktest(k)) - 1) % 5 + 1
 array point[6] = [5, 7, 9, 11, 13, 4]
 
-set multiplot layout 1, nfam title sprintf("%s (threads=%s)", title, thr) noenhanced
+mtitle = sprintf("%s (threads=%s)", title, thr)
+if (strlen(note) > 0) {
+	mtitle = mtitle . sprintf("; read and io_uring rows left out: %s, " . \
+		"see clearbench (clear.png) for the read path", note)
+}
+set multiplot layout 1, nfam title mtitle noenhanced
 do for [i = 1:nfam] {
 	f = word(families, i)
 	s = series(f)

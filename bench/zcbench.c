@@ -22,6 +22,12 @@
  *   uring-qd1/32   io_uring reads, queue depth 1 and 32 (in-flight reads
  *                  share a buffer pool of at most 2 MiB, so the footprint
  *                  stays near that of read())
+ *   mmap-touch     a private mapping of DEV (1 GiB, -M), MADV_HUGEPAGE,
+ *                  one byte written per 4 KiB page: time, page faults
+ *                  (getrusage) and the VMA's AnonHugePages (smaps); the
+ *                  peer is an anonymous mapping.  A fresh mapping of the
+ *                  device is checked to read zeros first, and after the
+ *                  touch the bytes beside each written one still must.
  * The peer for splice-* is vmsplice() of a zeroed buffer into the pipe,
  * drained the same way; the peer for read and uring-* is memset() of the
  * same buffer (the store-bandwidth ceiling); the peers for tcp-* are
@@ -40,6 +46,12 @@
  * GB/s is 10^9 bytes per second, all threads together.  With -i an
  * instr/B column gives guest nanoseconds per byte, which is instructions
  * per byte when the guest runs under QEMU with -icount shift=0.
+ *
+ * With -V NOTE (scripts/bench passes "no verdict (TCG)" in its TCG modes)
+ * the read, io_uring and memset rows keep their figures but carry NOTE
+ * instead of ratios, in the table and the CSV's verdict column, and the
+ * plots leave them out: TCG runs rep stosb one byte at a time, so those
+ * figures say nothing about the read path on hardware.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -59,6 +71,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -78,6 +91,9 @@
 #define WATCHDOG_SLACK	30		/* seconds past the cap before exit(3) */
 #define TCP_CHECK_LEN	(16 * KIB)	/* bytes checked before a tcp-* row */
 #define PATCH_LABEL	"zeropatch"
+#define TOUCH_STRIDE	4096UL		/* mmap-touch: one byte per this */
+#define MAP_CHECK_LEN	(4 * MIB)	/* mmap-touch: read before timing */
+#define HUGE_ALIGN	(2 * MIB)
 
 #ifndef SO_ZEROCOPY
 #define SO_ZEROCOPY	60
@@ -133,6 +149,11 @@ struct result {
 	double seconds;
 	unsigned long long zc_done;	/* MSG_ZEROCOPY sends completed */
 	unsigned long long zc_copied;	/* ... of them copied by the kernel */
+	bool noverdict;			/* -V: figures only, no ratios */
+	bool mapped;			/* mmap-touch: the fields below */
+	bool aligned;			/* the mapping starts on 2 MiB */
+	long long faults;		/* minor + major faults of the touch */
+	long long anon_huge_kb;		/* AnonHugePages of the VMA */
 };
 
 struct meas {
@@ -199,13 +220,15 @@ static const char *patch_path;		/* -z: the zero-page patch's loop */
 static const char *null_path = "/dev/null";
 static const char *dev_label, *ref_label;
 static const char *machine_label;
+static const char *noverdict_note;	/* -V */
 static unsigned long long opt_bytes = 256 * MIB;
+static unsigned long long opt_map = GIB;
 static double opt_seconds = 30.0;
 static int opt_threads;
 static int opt_repeat = 1;
 static bool opt_instr;
 static bool do_splice = true, do_read = true, do_uring = true;
-static bool do_tcp = true;
+static bool do_tcp = true, do_mmap = true;
 static bool uring_ok;
 static char uring_msg[MSG_LEN];
 static double deadline;
@@ -1136,6 +1159,9 @@ static void measure(const struct meas *m, struct result *r)
 	r->label = m->label;
 	r->size = m->size;
 	r->threads = m->threads;
+	r->noverdict = noverdict_note && (m->kind == K_READ ||
+					  m->kind == K_URING ||
+					  m->kind == K_MEMSET);
 
 	ws = calloc(m->threads, sizeof(*ws));
 	if (!ws) {
@@ -1236,7 +1262,9 @@ static const struct result *find(const char *test, const char *label,
 static void ratio_str(const struct result *a, const struct result *b,
 		      char *buf, size_t len)
 {
-	if (!a || !b || a->status != ST_OK || b->status != ST_OK)
+	if (a && a->noverdict)
+		snprintf(buf, len, "n/v");
+	else if (!a || !b || a->status != ST_OK || b->status != ST_OK)
 		snprintf(buf, len, "-");
 	else
 		snprintf(buf, len, "%.2fx", gbps(a) / gbps(b));
@@ -1289,6 +1317,12 @@ static void print_row(const struct result *r, const struct result *ref,
 	else if (r->zc_done)
 		printf("  (%llu of %llu zerocopy sends copied by the kernel)",
 		       r->zc_copied, r->zc_done);
+	else if (r->mapped)
+		printf("  (%lld faults, AnonHugePages %lld kB, %s)", r->faults,
+		       r->anon_huge_kb,
+		       r->aligned ? "2M-aligned" : "not 2M-aligned");
+	if (r->noverdict)
+		printf("  [%s]", noverdict_note);
 	putchar('\n');
 	fflush(stdout);
 
@@ -1296,9 +1330,14 @@ static void print_row(const struct result *r, const struct result *ref,
 		fprintf(csv, "%s,%zu,%d,%s,%llu,%.9f,", r->test, r->size,
 			r->threads, r->label, r->bytes, r->seconds);
 		if (r->status == ST_OK)
-			fprintf(csv, "%.6f\n", gbps(r));
+			fprintf(csv, "%.6f,", gbps(r));
 		else
-			fprintf(csv, "%s\n", status_name[r->status]);
+			fprintf(csv, "%s,", status_name[r->status]);
+		if (r->mapped && r->status == ST_OK)
+			fprintf(csv, "%lld,%lld,", r->faults, r->anon_huge_kb);
+		else
+			fprintf(csv, ",,");
+		fprintf(csv, "%s\n", r->noverdict ? noverdict_note : "");
 		fflush(csv);
 	}
 	if (r->status == ST_ERROR)
@@ -1484,6 +1523,202 @@ static void probe_uring(void)
 	uring_ok = true;
 }
 
+/* AnonHugePages of the mapping that starts at @addr, from smaps; -1 if none. */
+static long long smaps_anon_huge(const void *addr)
+{
+	char line[512], want[32];
+	FILE *f = fopen("/proc/self/smaps", "r");
+	long long kb = -1;
+	bool in = false;
+
+	if (!f)
+		return -1;
+	snprintf(want, sizeof(want), "%lx-", (unsigned long)addr);
+	while (fgets(line, sizeof(line), f)) {
+		if (!in) {
+			in = !strncmp(line, want, strlen(want));
+			continue;
+		}
+		if (sscanf(line, "AnonHugePages: %lld kB", &kb) == 1)
+			break;
+	}
+	fclose(f);
+	return kb;
+}
+
+static long long faults_now(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return -1;
+	return ru.ru_minflt + ru.ru_majflt;
+}
+
+/*
+ * The zero check of mmap-touch: a fresh private mapping of the device
+ * reads zeros.  A mapping of its own, so that the read faults it takes
+ * are not counted against the timed one.
+ */
+static bool map_check(int fd, struct result *r)
+{
+	void *p = mmap(NULL, MAP_CHECK_LEN, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE, fd, 0);
+	long off;
+
+	if (p == MAP_FAILED) {
+		set_status(&r->status, r->msg, ST_ERROR, "mmap %zu: %s",
+			   (size_t)MAP_CHECK_LEN, strerror(errno));
+		return false;
+	}
+	off = first_nonzero(p, MAP_CHECK_LEN);
+	if (off >= 0)
+		set_status(&r->status, r->msg, ST_ERROR,
+			   "data check of a fresh mapping: byte %ld is 0x%02x, not 0",
+			   off, ((unsigned char *)p)[off]);
+	munmap(p, MAP_CHECK_LEN);
+	return off < 0;
+}
+
+/*
+ * mmap-touch: map opt_map bytes MAP_PRIVATE of @path (anonymous memory
+ * when NULL), ask for huge pages, write one byte per 4 KiB page, and
+ * count the time, the faults and the VMA's AnonHugePages.
+ */
+static void map_touch(const char *path, const char *label, struct result *r)
+{
+	int fd = -1, flags = MAP_PRIVATE;
+	char *p;
+	size_t len = opt_map, off = 0;
+	unsigned long iter = 0;
+	long long f0;
+	double t0;
+
+	memset(r, 0, sizeof(*r));
+	r->test = "mmap-touch";
+	r->label = label;
+	r->size = len;
+	r->threads = 1;
+	if (path) {
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			set_status(&r->status, r->msg,
+				   errno == ENOENT || errno == ENXIO ||
+				   errno == ENODEV ? ST_ABSENT : ST_ERROR,
+				   "open %s: %s", path, strerror(errno));
+			return;
+		}
+		if (!map_check(fd, r))
+			goto out;
+	} else {
+		flags |= MAP_ANONYMOUS;
+	}
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, flags, fd, 0);
+	if (p == MAP_FAILED) {
+		set_status(&r->status, r->msg, ST_ERROR, "mmap %zu: %s", len,
+			   strerror(errno));
+		goto out;
+	}
+	r->aligned = (unsigned long)p % HUGE_ALIGN == 0;
+	/* EINVAL: a kernel without THP; the row says AnonHugePages 0 */
+	madvise(p, len, MADV_HUGEPAGE);
+
+	alarm((unsigned int)opt_seconds + WATCHDOG_SLACK);
+	f0 = faults_now();
+	t0 = now();
+	deadline = t0 + opt_seconds;
+	while (off < len) {
+		p[off] = 1;
+		off += TOUCH_STRIDE;
+		if (time_up(++iter))
+			break;
+	}
+	r->seconds = now() - t0;
+	r->faults = faults_now() - f0;
+	alarm(0);
+	r->bytes = off < len ? off : len;
+	r->anon_huge_kb = smaps_anon_huge(p);
+	r->mapped = true;
+
+	/* the bytes beside each one written are still zero */
+	for (off = 0; off < r->bytes; off += TOUCH_STRIDE) {
+		long z = first_nonzero(p + off + 1, 63);
+
+		if (z >= 0) {
+			set_status(&r->status, r->msg, ST_ERROR,
+				   "data check after the touch: byte %zu is not 0",
+				   off + 1 + z);
+			break;
+		}
+	}
+	munmap(p, len);
+out:
+	if (fd >= 0)
+		close(fd);
+}
+
+static const struct result *map_meas(const char *path, const char *label)
+{
+	struct result *r;
+	int i;
+
+	if (nresults == MAX_RESULTS) {
+		fprintf(stderr, "zcbench: too many results\n");
+		exit(1);
+	}
+	r = &results[nresults];
+	map_touch(path, label, r);
+	for (i = 1; i < opt_repeat && r->status == ST_OK; i++) {
+		struct result again;
+
+		map_touch(path, label, &again);
+		if (again.status != ST_OK || gbps(&again) > gbps(r))
+			*r = again;
+	}
+	nresults++;
+	return r;
+}
+
+/*
+ * mmap-touch of DEV, REF and an anonymous mapping (the peer), after an
+ * untimed touch of an anonymous mapping: the first to touch that much
+ * memory pays for more than its own faults (a VM's host maps the guest's
+ * memory on first use), and it must not be DEV.
+ */
+static void map_group(void)
+{
+	const struct result *d, *ref, *p;
+	struct result warm;
+
+	map_touch(NULL, "warm-up", &warm);
+	d = map_meas(dev_path, dev_label);
+	ref = map_meas(ref_path, ref_label);
+	p = map_meas(NULL, "anon");
+	print_row(d, ref, p, NULL);
+	print_row(ref, NULL, NULL, NULL);
+	print_row(p, NULL, NULL, NULL);
+}
+
+/* The system's THP setting, the bracketed word of "enabled". */
+static void thp_mode(char *buf, size_t len)
+{
+	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+	char line[128], *a, *b;
+
+	snprintf(buf, len, "none");
+	if (!f)
+		return;
+	if (fgets(line, sizeof(line), f)) {
+		a = strchr(line, '[');
+		b = a ? strchr(a, ']') : NULL;
+		if (a && b) {
+			*b = '\0';
+			snprintf(buf, len, "%s", a + 1);
+		}
+	}
+	fclose(f);
+}
+
 static void cpu_info(char *model, size_t len, char *flags, size_t flen)
 {
 	static const char *const wanted[] = { "erms", "fsrm", "fsrs", "fzrm" };
@@ -1532,6 +1767,7 @@ static void usage_exit(const char *prog)
 	fprintf(stderr,
 		"usage: %s [-d DEV] [-r REF] [-z PATCHDEV] [-t MAXTHREADS] [-b BYTES]\n"
 		"          [-s SECONDS] [-n N] [-q] [-c FILE.csv] [-m LABEL] [-T TESTS] [-i]\n"
+		"          [-M BYTES] [-V NOTE]\n"
 		"  -d DEV      device under test (default /dev/zczero)\n"
 		"  -r REF      reference device (default /dev/zero)\n"
 		"  -z PATCHDEV the mm tree's zero-page splice, e.g. /dev/zcref\n"
@@ -1544,10 +1780,14 @@ static void usage_exit(const char *prog)
 		"              one is stuck 30 s past it\n"
 		"  -n N        run each measurement N times, keep the fastest\n"
 		"              (default 1; a failed run is always reported)\n"
-		"  -c FILE     also write CSV: test,size,threads,device,bytes,seconds,gbps\n"
+		"  -c FILE     also write CSV: test,size,threads,device,bytes,seconds,\n"
+		"              gbps,faults,anonhuge_kb,verdict\n"
 		"  -m LABEL    machine label for the header\n"
-		"  -T TESTS    comma list of splice,tcp,read,uring (default all)\n"
-		"  -i          print instr/B (= ns/B; under QEMU -icount shift=0)\n",
+		"  -T TESTS    comma list of splice,tcp,read,uring,mmap (default all)\n"
+		"  -i          print instr/B (= ns/B; under QEMU -icount shift=0)\n"
+		"  -M BYTES    mmap-touch mapping size (default 1G)\n"
+		"  -V NOTE     read, io_uring and memset rows: NOTE instead of\n"
+		"              ratios, e.g. \"no verdict (TCG)\"; no commas\n",
 		prog, PATCH_LABEL);
 	exit(2);
 }
@@ -1588,6 +1828,7 @@ static bool parse_tests(char *s)
 	do_tcp = false;
 	do_read = false;
 	do_uring = false;
+	do_mmap = false;
 	for (tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		if (!strcmp(tok, "splice"))
 			do_splice = true;
@@ -1597,10 +1838,12 @@ static bool parse_tests(char *s)
 			do_uring = true;
 		else if (!strcmp(tok, "tcp"))
 			do_tcp = true;
+		else if (!strcmp(tok, "mmap"))
+			do_mmap = true;
 		else
 			return false;
 	}
-	return do_splice || do_tcp || do_read || do_uring;
+	return do_splice || do_tcp || do_read || do_uring || do_mmap;
 }
 
 static const char *base_name(const char *path)
@@ -1614,7 +1857,7 @@ int main(int argc, char **argv)
 {
 	const char *csv_path = NULL;
 	bool bytes_set = false, quick = false;
-	char model[256], flags[64], date[64], *end;
+	char model[256], flags[64], date[64], thp[32], *end;
 	struct utsname uts;
 	time_t t;
 	int c, nthr[32], nn = 0, i, s, ti;
@@ -1623,7 +1866,7 @@ int main(int argc, char **argv)
 	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	opt_threads = ncpu > 0 ? ncpu : 1;
 
-	while ((c = getopt(argc, argv, "d:r:z:t:b:s:n:qc:m:T:ih")) != -1) {
+	while ((c = getopt(argc, argv, "d:r:z:t:b:s:n:qc:m:T:iM:V:h")) != -1) {
 		switch (c) {
 		case 'd':
 			dev_path = optarg;
@@ -1676,6 +1919,16 @@ int main(int argc, char **argv)
 		case 'i':
 			opt_instr = true;
 			break;
+		case 'M':
+			if (!parse_bytes(optarg, &opt_map) ||
+			    opt_map < MAP_CHECK_LEN)
+				usage_exit(argv[0]);
+			break;
+		case 'V':
+			if (!*optarg || strchr(optarg, ','))
+				usage_exit(argv[0]);
+			noverdict_note = optarg;
+			break;
 		default:
 			usage_exit(argv[0]);
 		}
@@ -1718,7 +1971,8 @@ int main(int argc, char **argv)
 				strerror(errno));
 			return 1;
 		}
-		fprintf(csv, "test,size,threads,device,bytes,seconds,gbps\n");
+		fprintf(csv, "test,size,threads,device,bytes,seconds,gbps,%s\n",
+			"faults,anonhuge_kb,verdict");
 	}
 
 	if (uname(&uts))
@@ -1753,6 +2007,14 @@ int main(int argc, char **argv)
 	if (opt_instr) {
 		printf("instr/B: guest ns per byte; instructions per byte under -icount shift=0 ");
 		printf("(threads=1 rows)\n");
+	}
+	if (noverdict_note && (do_read || do_uring))
+		printf("reads:   [%s]: %s\n", noverdict_note,
+		       "figures kept, no ratios, left out of the plots");
+	if (do_mmap) {
+		thp_mode(thp, sizeof(thp));
+		printf("mmap:    %llu bytes MAP_PRIVATE, MADV_HUGEPAGE, ", opt_map);
+		printf("a byte written per %lu; THP %s\n", TOUCH_STRIDE, thp);
 	}
 	printf("GB/s = 1e9 bytes/s; ratios on %s rows: vs %s, vs the user-space peer%s\n\n",
 	       dev_label, ref_label, patch_path ? ", vs " PATCH_LABEL : "");
@@ -1802,6 +2064,9 @@ int main(int argc, char **argv)
 				read_group("uring-qd32", K_URING, 32,
 					   read_sizes[s], nthr[ti]);
 	}
+
+	if (do_mmap)
+		map_group();
 
 	if (csv && fclose(csv)) {
 		fprintf(stderr, "zcbench: fclose %s: %s\n", csv_path,
