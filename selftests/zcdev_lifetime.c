@@ -4,7 +4,8 @@
  * zcdev keep it loaded, and it unloads once they are gone, also while
  * threads splice, tee and close against unloads and reloads; a flood of
  * unprivileged opens and splices leaves no memory behind.  As root, with
- * ZCDEV_KO naming the module file: the tests unload and reload it.
+ * ZCDEV_KO naming the module file: the tests unload and reload it, and
+ * fail without it (make run_tests sets it to ../zcdev.ko when it exists).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -39,6 +40,8 @@
 #pragma GCC diagnostic pop
 
 #include "zcdev_fixture.h"
+
+#define NO_KO	"set ZCDEV_KO to the module file: the test unloads and reloads zcdev"
 
 /*
  * Unloading.  Zero-page buffers (splice_buffer=4096) keep the module
@@ -87,10 +90,9 @@ TEST_F_TIMEOUT(unload, pipes_pin_module, 240)
 	unsigned char buf[4096];
 	bool unloaded = false;
 
-	if (!ko || !*ko)
-		SKIP(return, "set ZCDEV_KO to the module file to test unloading");
 	if (geteuid())
 		SKIP(return, "unloading needs root");
+	ASSERT_TRUE(ko && *ko) TH_LOG("%s", NO_KO);
 	ASSERT_EQ(0, access(ko, R_OK)) TH_LOG("%s: %s", ko, strerror(errno));
 	if (access("/dev/zczero", F_OK)) {
 		err = load_module(ko, "");
@@ -172,16 +174,6 @@ gone:
 	EXPECT_EQ(4096, read(fd, buf, sizeof(buf)));
 	EXPECT_EQ(-1, not_byte(buf, sizeof(buf), 0));
 	close(fd);
-}
-
-/* Why a test that unloads zcdev cannot run here, or NULL */
-static const char *unload_skip_reason(const char *ko)
-{
-	if (!ko || !*ko)
-		return "set ZCDEV_KO to the module file to test unloading";
-	if (geteuid())
-		return "unloading needs root";
-	return NULL;
 }
 
 static bool module_loaded(void)
@@ -521,7 +513,7 @@ static void *unloader_main(void *arg)
 
 TEST_F_TIMEOUT(unload, churn_against_unload, 240)
 {
-	const char *ko = getenv("ZCDEV_KO"), *why = unload_skip_reason(ko);
+	const char *ko = getenv("ZCDEV_KO");
 	struct churner c[CHURNERS];
 	struct churn_ctl ctl;
 	struct unloader u;
@@ -530,8 +522,9 @@ TEST_F_TIMEOUT(unload, churn_against_unload, 240)
 	int null, err;
 	bool large;
 
-	if (why)
-		SKIP(return, "%s", why);
+	if (geteuid())
+		SKIP(return, "unloading needs root");
+	ASSERT_TRUE(ko && *ko) TH_LOG("%s", NO_KO);
 	if (!module_loaded())
 		ASSERT_EQ(0, load_module(ko, "")) TH_LOG("load %s", ko);
 	large = splice_buffer_size(false) > 4096;
@@ -729,15 +722,16 @@ static void mem_settle(struct mem *m)
 
 TEST_F_TIMEOUT(unload, unprivileged_flood, 240)
 {
-	const char *ko = getenv("ZCDEV_KO"), *why = unload_skip_reason(ko);
+	const char *ko = getenv("ZCDEV_KO");
 	struct mem before, after;
 	long leak_kb, tol_kb, pcpu_leak_kb, pcpu_tol_kb, cpus;
 	struct flood f;
 	unsigned int i;
 	int status, err;
 
-	if (why)
-		SKIP(return, "%s", why);
+	if (geteuid())
+		SKIP(return, "unloading needs root");
+	ASSERT_TRUE(ko && *ko) TH_LOG("%s", NO_KO);
 	if (!module_loaded())
 		ASSERT_EQ(0, load_module(ko, "")) TH_LOG("load %s", ko);
 
