@@ -255,6 +255,7 @@ static ssize_t read_zero(struct file *file, char __user *buf, size_t count,
 			break;
 		cond_resched();
 	}
+	zc_plant_read(buf, cleared);
 	return cleared;
 }
 

@@ -2,17 +2,35 @@
 /*
  * Faults planted on purpose, to prove that the test lane sees them.  A
  * build with ZCDEV_PLANT=warn, uaf or leak (kbuild variable) warns, reads
- * freed memory, or leaks an allocation on the read path, once.  Only the
- * lane's gate tests make such builds; in any other build zc_plant() is
- * empty.
+ * freed memory, or leaks an allocation on the read path, once; one with
+ * ZCDEV_PLANT=dirty leaves the first byte of every 8th read() at 1, a
+ * data bug that only a check of the bytes sees.  Only the lane's gate
+ * tests make such builds; in any other build zc_plant() and
+ * zc_plant_read() are empty.
  */
 #ifndef ZCDEV_PLANT_H
 #define ZCDEV_PLANT_H
 
+#include <linux/atomic.h>
 #include <linux/bug.h>
 #include <linux/compiler.h>
 #include <linux/printk.h>
 #include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#if defined(ZCDEV_PLANT_DIRTY)
+static noinline void zc_plant_read(char __user *buf, size_t cleared)
+{
+	static atomic_t reads;
+
+	if (cleared && !(atomic_inc_return(&reads) % 8) && put_user(1, buf))
+		pr_info("planted dirty read: the byte did not go\n");
+}
+#else
+static inline void zc_plant_read(char __user *buf, size_t cleared)
+{
+}
+#endif
 
 #if defined(ZCDEV_PLANT_WARN)
 static inline void zc_plant(void)
