@@ -396,20 +396,29 @@ static void *churner_main(void *arg)
 		if (lull)
 			sleep_ms(2);
 	}
+	/* the unloader may still look: never let it see a slot half closed */
+	pthread_rwlock_rdlock(&ctl->lock);
 	churn_let_go(c, n);
+	pthread_rwlock_unlock(&ctl->lock);
 	return NULL;
 }
 
-/* The bytes in all the churners' pipes; under the write lock */
+/* The bytes in all the churners' pipes, or -1; under the write lock */
 static long churn_held(struct churn_ctl *ctl)
 {
 	unsigned int i, j;
 	long held = 0;
+	int n;
 
 	for (i = 0; i < CHURNERS; i++)
-		for (j = 0; j < CHURN_SLOTS; j++)
-			if (ctl->churner[i].pipe[j][0] >= 0)
-				held += pipe_bytes(ctl->churner[i].pipe[j][0]);
+		for (j = 0; j < CHURN_SLOTS; j++) {
+			if (ctl->churner[i].pipe[j][0] < 0)
+				continue;
+			n = pipe_bytes(ctl->churner[i].pipe[j][0]);
+			if (n < 0)
+				return -1;
+			held += n;
+		}
 	return held;
 }
 
@@ -451,6 +460,12 @@ static bool try_unload(struct unloader *u, bool checked)
 	if (checked) {
 		pthread_rwlock_wrlock(&u->ctl->lock);
 		held = churn_held(u->ctl);
+		if (held < 0) {
+			err = errno;
+			pthread_rwlock_unlock(&u->ctl->lock);
+			unloader_error(u, "FIONREAD on a churner's pipe", err);
+			return false;
+		}
 	}
 	r = delete_module(MODNAME);
 	err = errno;
