@@ -20,7 +20,7 @@
 #include "compat.h"
 #include "zcdev_clear.h"
 #include "zcdev_pipe.h"
-#include "zcdev_plant.h"
+#include "zcdev_fault.h"
 
 enum zc_read_path { ZC_READ_AUTO, ZC_READ_STOSB, ZC_READ_KERNEL };
 
@@ -205,7 +205,7 @@ static ssize_t read_iter_zero(struct kiocb *iocb, struct iov_iter *iter)
 	size_t chunk_max = READ_ONCE(zc_read_chunk);
 	size_t written = 0;
 
-	zc_plant();
+	zc_fault_inject();
 	while (iov_iter_count(iter)) {
 		size_t chunk = min(iov_iter_count(iter), chunk_max), n;
 
@@ -240,7 +240,7 @@ static ssize_t read_zero(struct file *file, char __user *buf, size_t count,
 	size_t chunk_max = READ_ONCE(zc_read_chunk);
 	size_t cleared = 0;
 
-	zc_plant();
+	zc_fault_inject();
 	while (count) {
 		size_t chunk = min(count, chunk_max);
 		size_t left = clear_user_chunk(buf + cleared, chunk);
@@ -255,7 +255,7 @@ static ssize_t read_zero(struct file *file, char __user *buf, size_t count,
 			break;
 		cond_resched();
 	}
-	zc_plant_read(buf, cleared);
+	zc_fault_dirty_read(buf, cleared);
 	return cleared;
 }
 

@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Faults planted on purpose, to prove that the test lane sees them.  A
- * build with ZCDEV_PLANT=warn, uaf or leak (kbuild variable) warns, reads
+ * Fault injection: faults planted on purpose, to prove that the test
+ * lane sees them.  A
+ * build with ZCDEV_FAULT=warn, uaf or leak (kbuild variable) warns, reads
  * freed memory, or leaks an allocation on the read path, once; one with
- * ZCDEV_PLANT=dirty leaves the first byte of every 8th read() at 1, a
+ * ZCDEV_FAULT=dirty leaves the first byte of every 8th read() at 1, a
  * data bug that only a check of the bytes sees.  Only the lane's gate
- * tests make such builds; in any other build zc_plant() and
- * zc_plant_read() are empty.
+ * tests make such builds; in any other build zc_fault_inject() and
+ * zc_fault_dirty_read() are empty.
  */
-#ifndef ZCDEV_PLANT_H
-#define ZCDEV_PLANT_H
+#ifndef ZCDEV_FAULT_H
+#define ZCDEV_FAULT_H
 
 #include <linux/atomic.h>
 #include <linux/bug.h>
@@ -18,8 +19,8 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
-#if defined(ZCDEV_PLANT_DIRTY)
-static noinline void zc_plant_read(char __user *buf, size_t cleared)
+#if defined(ZCDEV_FAULT_DIRTY)
+static noinline void zc_fault_dirty_read(char __user *buf, size_t cleared)
 {
 	static atomic_t reads;
 
@@ -27,18 +28,18 @@ static noinline void zc_plant_read(char __user *buf, size_t cleared)
 		pr_info("planted dirty read: the byte did not go\n");
 }
 #else
-static inline void zc_plant_read(char __user *buf, size_t cleared)
+static inline void zc_fault_dirty_read(char __user *buf, size_t cleared)
 {
 }
 #endif
 
-#if defined(ZCDEV_PLANT_WARN)
-static inline void zc_plant(void)
+#if defined(ZCDEV_FAULT_WARN)
+static inline void zc_fault_inject(void)
 {
 	WARN_ON_ONCE(1);
 }
-#elif defined(ZCDEV_PLANT_UAF)
-static noinline void zc_plant(void)
+#elif defined(ZCDEV_FAULT_UAF)
+static noinline void zc_fault_inject(void)
 {
 	static bool done;
 	char *p;
@@ -52,8 +53,8 @@ static noinline void zc_plant(void)
 	kfree(p);
 	pr_info("planted use-after-free reads %d\n", READ_ONCE(p[8]));
 }
-#elif defined(ZCDEV_PLANT_LEAK)
-static noinline void zc_plant(void)
+#elif defined(ZCDEV_FAULT_LEAK)
+static noinline void zc_fault_inject(void)
 {
 	static bool done;
 	char *p;
@@ -67,9 +68,9 @@ static noinline void zc_plant(void)
 		memset(p, 0x5a, 64);
 }
 #else
-static inline void zc_plant(void)
+static inline void zc_fault_inject(void)
 {
 }
 #endif
 
-#endif /* ZCDEV_PLANT_H */
+#endif /* ZCDEV_FAULT_H */
