@@ -27,20 +27,20 @@ modules:
 clean:
 	$(MAKE) -C $(KDIR) M=$(SRC) clean 2>/dev/null || \
 		rm -f *.o *.ko *.mod *.mod.c .*.cmd modules.order Module.symvers zcdev_probes.h
-	$(MAKE) -C selftests clean
-	$(MAKE) -C bench clean
+	$(MAKE) -C lab/selftests clean
+	$(MAKE) -C lab/bench clean
 
 # IMAGE=<bzImage> KDIR=<its build tree> [BROOT=<root of its compiler>]:
-# the lane on a kernel of the user's (scripts/user-kernel).
+# the lane on a kernel of the user's (lab/vm/user-kernel.sh).
 check:
 	$(if $(IMAGE),ZCDEV_IMAGE='$(IMAGE)' ZCDEV_IMAGE_KDIR='$(KDIR)' \
-		ZCDEV_IMAGE_BROOT='$(BROOT)') scripts/check $(KERNELS)
+		ZCDEV_IMAGE_BROOT='$(BROOT)') lab/check.sh $(KERNELS)
 
 bench:
-	scripts/bench
+	lab/bench.sh
 
 fuzz:
-	scripts/fuzz $(if $(KERNEL),-k $(KERNEL)) $(if $(SEED),-s $(SEED)) \
+	lab/fuzz.sh $(if $(KERNEL),-k $(KERNEL)) $(if $(SEED),-s $(SEED)) \
 		$(if $(SECONDS),-t $(SECONDS))
 
 # The module's sources, without what a build generated: copied by

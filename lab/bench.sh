@@ -4,7 +4,7 @@
 # make bench: how much faster /dev/zczero is than what you would use
 # instead, measured in one run against /dev/zero and user-space peers.
 #
-#   scripts/bench [native|vm] [KERNEL]
+#   lab/bench.sh [native|vm] [KERNEL]
 #
 # native  when this machine can load modules (root, CONFIG_MODULES, the
 #         running kernel's headers): insmod, zcbench, fio, clearbench.
@@ -14,7 +14,7 @@
 #           the instruction count, so figures repeat to the digit; also
 #           bench/readcall, instructions per small read();
 #         - wall clock: two CPUs, for thread scaling, fio and, where KVM
-#           works (scripts/vm-accel says kvm; ZCDEV_ACCEL=kvm forces it),
+#           works (lab/vm/accel.sh says kvm; ZCDEV_ACCEL=kvm forces it),
 #           reads at hardware speed.
 #         Under TCG a rep-string instruction runs, and under icount counts,
 #         once per element, so the read and io_uring rows of TCG runs are
@@ -100,27 +100,27 @@ if [ "$MODE" = native ]; then
 fi
 
 # --- in the VM ---------------------------------------------------------
-scripts/lab-setup "$KERNEL" >/dev/null
+lab/vm/setup.sh "$KERNEL" >/dev/null
 # shellcheck disable=SC1090
 . "$LAB/kernels/$KERNEL/env"
 say "vm: kernel $KREL"
 build=$OUT/build
 mkdir -p "$build"
 make -s sources DEST="$build" >/dev/null
-scripts/kmake "$KERNEL" "$build" ZCDEV_VERSION="$VERSION" >"$OUT/build.log" 2>&1
+lab/vm/kmake.sh "$KERNEL" "$build" ZCDEV_VERSION="$VERSION" >"$OUT/build.log" 2>&1
 # The zero-page patch's loop, for the same kernel.
 refbuild=$OUT/build-zcref
 mkdir -p "$refbuild"
 cp bench/zcref/zcref.c bench/zcref/Kbuild "$refbuild/"
 reffiles=()
-if scripts/kmake "$KERNEL" "$refbuild" >"$OUT/build-zcref.log" 2>&1; then
+if lab/vm/kmake.sh "$KERNEL" "$refbuild" >"$OUT/build-zcref.log" 2>&1; then
 	reffiles=(-f "$refbuild/zcref.ko:/zcref.ko")
 else
 	say "zcref did not build, see $OUT/build-zcref.log; no zeropatch rows"
 fi
 make -s -C bench zcbench readcall STATIC=1 >/dev/null
 # One probe for both runs: vm-run takes ZCDEV_ACCEL as the answer.
-ZCDEV_ACCEL=$(scripts/vm-accel "$VMLINUZ" 2>"$OUT/accel.log") || ZCDEV_ACCEL=tcg
+ZCDEV_ACCEL=$(lab/vm/accel.sh "$VMLINUZ" 2>"$OUT/accel.log") || ZCDEV_ACCEL=tcg
 export ZCDEV_ACCEL
 say "vm: wall-clock guest under $ZCDEV_ACCEL ($(cat "$OUT/accel.log"))"
 
@@ -186,7 +186,7 @@ run_vm() {		# run_vm NAME VM-ARGS... -- ZCBENCH-ARGS...
 	say "vm: $name"
 	# -w: a row is printed once all of its devices are measured, each up
 	# to -n times and up to zcbench's 30 s cap: minutes of silence.
-	scripts/vm-run -k "$KERNEL" -t 3000 -w 900 "${vmargs[@]}" \
+	lab/vm/run.sh -k "$KERNEL" -t 3000 -w 900 "${vmargs[@]}" \
 		-f "$build/zcdev.ko:/zcdev.ko" -f bench/zcbench:/zcbench \
 		"${reffiles[@]}" \
 		"$OUT/$name.payload" >"$OUT/$name.console" 2>&1 || {

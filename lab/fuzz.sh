@@ -4,7 +4,7 @@
 # make fuzz: zcdev_fuzz for longer than the lane runs it, in a VM of the
 # lab, with the module reloaded under it.
 #
-#   scripts/fuzz [-k KERNEL] [-s SEED] [-t SECONDS] [-j THREADS]
+#   lab/fuzz.sh [-k KERNEL] [-s SEED] [-t SECONDS] [-j THREADS]
 #
 # KERNEL is one of the lab's (default 7), SEED the run's seed (default:
 # from the clock, printed), SECONDS how long (default 300).  A violation
@@ -30,18 +30,18 @@ esac
 OUT=$PWD/out/fuzz
 rm -rf "$OUT"
 mkdir -p "$OUT"
-scripts/lab-setup "$k" >"$OUT/lab.log" 2>&1 ||
+lab/vm/setup.sh "$k" >"$OUT/lab.log" 2>&1 ||
 	{ tail "$OUT/lab.log" >&2; exit 1; }
-make -s -C selftests STATIC=1 OUTPUT="$OUT/t" >"$OUT/build.log" 2>&1 ||
+make -s -C lab/selftests STATIC=1 OUTPUT="$OUT/t" >"$OUT/build.log" 2>&1 ||
 	{ tail "$OUT/build.log" >&2; exit 1; }
 make -s sources DEST="$OUT/src" >/dev/null
-scripts/kmake "$k" "$OUT/src" >"$OUT/kmake.log" 2>&1 ||
+lab/vm/kmake.sh "$k" "$OUT/src" >"$OUT/kmake.log" 2>&1 ||
 	{ tail "$OUT/kmake.log" >&2; exit 1; }
 cat >"$OUT/guest.sh" <<EOT
 insmod /zcdev.ko || exit 1
 ZCDEV_KO=/zcdev.ko /t/zcdev_fuzz -s $seed -t $secs -j $jobs
 EOT
 echo "fuzz: kernel $k, seed $seed, $secs s"
-scripts/vm-run -k "$k" -t $((secs + 600)) -f "$OUT/src/zcdev.ko:/zcdev.ko" \
+lab/vm/run.sh -k "$k" -t $((secs + 600)) -f "$OUT/src/zcdev.ko:/zcdev.ko" \
 	-f "$OUT/t:/t" "$OUT/guest.sh" | tee "$OUT/console" |
 	grep -aE '^(#|[0-9]+ operations)' | grep -av '^# reference'

@@ -6,7 +6,7 @@
 # each by its kind (*.c, *.h: C; anything else: shell).  checkpatch comes
 # from Debian's linux-source package, extracted on first use.
 #
-#   scripts/lint [FILE...]
+#   lab/lint.sh [FILE...]
 
 set -euo pipefail
 LAB=${ZCDEV_LAB:-/var/cache/zcdev-lab}

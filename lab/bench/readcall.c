@@ -7,7 +7,7 @@
  * Reads of 1 B, 64 B and 1 KiB, below the size where zcdev's read path
  * takes rep stosb, so that TCG's counting of a rep string instruction
  * once per byte does not distort them: in a VM with -icount shift=0
- * (scripts/vm-run -i) a guest nanosecond is an instruction, and the
+ * (lab/vm/run.sh -i) a guest nanosecond is an instruction, and the
  * figures are instructions per call.  Twice over, to show they repeat.
  */
 #include <errno.h>

@@ -12,7 +12,7 @@
  * the pipe back into DEVICE ("self").  getppid() gives the cost of a
  * system call that does nothing.  1 MiB round trips are a twentieth as
  * many (stock /dev/zero copies them).  In a VM with -icount shift=0
- * (scripts/vm-run -i) a guest nanosecond is an instruction, so the
+ * (lab/vm/run.sh -i) a guest nanosecond is an instruction, so the
  * figures are instructions; nothing here is a rep-string instruction.
  * Twice over, to show they repeat.  Unlike zcbench's figures, these have
  * no thread start, join or teardown in them.

@@ -47,7 +47,7 @@
  * instr/B column gives guest nanoseconds per byte, which is instructions
  * per byte when the guest runs under QEMU with -icount shift=0.
  *
- * With -V NOTE (scripts/bench passes "no verdict (TCG)" in its TCG modes)
+ * With -V NOTE (lab/bench.sh passes "no verdict (TCG)" in its TCG modes)
  * the read, io_uring and memset rows keep their figures but carry NOTE
  * instead of ratios, in the table and the CSV's verdict column, and the
  * plots leave them out: TCG runs rep stosb one byte at a time, so those

@@ -3,10 +3,12 @@
 #
 # Runs as root inside the test VM (busybox sh), with /zcdev.ko,
 # /guest-lib, the selftests in /t (zcdev_read, ..., their -m32 builds,
-# zcdev_fuzz) and stress-ng.  Prints its plan ("1..N", one for each step
-# line below), then one TAP line per step: the selftests' own lines, then
-# "ok - NAME" / "not ok - NAME" for the steps.  scripts/judge counts them
-# against the plans and gates on the kernel log, which is never cleared.
+# zcdev_fuzz, and lane-list, the programs to run: lab/stages/selftests.sh)
+# and stress-ng.  Prints its plan ("1..N", one for each step line below
+# and each program of lane-list), then one TAP line per step: the
+# selftests' own lines, then "ok - NAME" / "not ok - NAME" for the steps.
+# lab/vm/judge.sh counts them against the plans and gates on the kernel
+# log, which is never cleared.
 #
 # The fuzzers, trinity and zcdev_fuzz, run for ZCDEV_FUZZ seconds each
 # (default 15), and the module is reloaded ZCDEV_RELOADS times at the end
@@ -47,7 +49,7 @@ read_path_kernel() {
 
 # selftests PROG: its TAP lines go to the console, not to step's log,
 # with the program's name before each test's, as "zcdev_read_32.zcdev.
-# zczero.node"; scripts/judge judges each test of zcdev's, and prints the
+# zczero.node"; lab/vm/judge.sh judges each test of zcdev's, and prints the
 # stock devices' as references.  The step itself asks only that the
 # program ran to its end: the harness printed its totals.
 selftests() {		# selftests PROG [NAME]: NAME (default PROG) before its tests
@@ -151,26 +153,21 @@ fuzz_run() {
 
 . /guest-lib
 echo "# kernel $(uname -r), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
-plan "$0"
+plan "$0" "$(wc -l </t/lane-list)"
 step "insmod zcdev.ko" insmod $KO
 step "/dev/zczero and /dev/zcfull are 0666 character devices" nodes_ok
 
-step "selftests: zcdev_read ran to its end" selftests zcdev_read
-step "selftests: zcdev_uring ran to its end" selftests zcdev_uring
-step "selftests: zcdev_splice ran to its end" selftests zcdev_splice
-step "selftests: zcdev_mmap ran to its end" selftests zcdev_mmap
-step "selftests: zcdev_read_32 (-m32) ran to its end" selftests zcdev_read_32
-step "selftests: zcdev_splice_32 (-m32) ran to its end" selftests zcdev_splice_32
-step "selftests: zcdev_mmap_32 (-m32) ran to its end" selftests zcdev_mmap_32
-step "selftests: zcdev_lifetime ran to its end" selftests zcdev_lifetime
-lsmod | grep -q '^zcdev' || insmod $KO
-step "selftests: zcdev_lifetime_32 (-m32) ran to its end" selftests zcdev_lifetime_32
-lsmod | grep -q '^zcdev' || insmod $KO
-step "selftests: zcdev_splice, splice_buffer=4096, ran to its end" \
-	selftests_zeropage zcdev_splice
-step "selftests: zcdev_lifetime, splice_buffer=4096, ran to its end" \
-	selftests_zeropage zcdev_lifetime
-lsmod | grep -q '^zcdev' || insmod $KO
+# The selftests: the programs lab/selftests/Makefile lists for the lane
+# (emit_lane), one step each, some of them again with zero-page buffers.
+while read -r prog how <&3; do
+	if [ "$how" = zeropage ]; then
+		step "selftests: $prog, splice_buffer=4096, ran to its end" \
+			selftests_zeropage "$prog"
+	else
+		step "selftests: $prog ran to its end" selftests "$prog"
+	fi
+	lsmod | grep -q '^zcdev' || insmod $KO
+done 3</t/lane-list
 
 step "stress-ng zero" stress --zero 2 --zero-ops $STRESS_OPS
 step "stress-ng full" stress --full 2 --full-ops $STRESS_OPS

@@ -2,7 +2,7 @@
 # shellcheck shell=dash
 #
 # What the lane's guest scripts (guest-check, guest-smoke) share: put in
-# the guest as /guest-lib by scripts/check and sourced there (busybox sh).
+# the guest as /guest-lib by lab/check.sh and sourced there (busybox sh).
 
 KMEMLEAK=/sys/kernel/debug/kmemleak
 HAVE_KMEMLEAK=		# set by plan
@@ -38,7 +38,7 @@ kstep() {
 	step "$@"
 }
 
-# report TEXT: a figure for the lane's output (scripts/judge relays it).
+# report TEXT: a figure for the lane's output (lab/vm/judge.sh relays it).
 report() {
 	echo "# report: $*" >/dev/console
 }
@@ -75,15 +75,15 @@ kmemleak_check() {
 	[ "$ours" -eq 0 ] || { cat /tmp/kmemleak.out; return 1; }
 }
 
-# plan SCRIPT: its TAP plan, one for each step line, and each kstep line
-# where the kernel has kmemleak.
+# plan SCRIPT [MORE]: its TAP plan, one for each step line, each kstep
+# line where the kernel has kmemleak, and MORE for steps run in a loop.
 plan() {
+	local n
+
 	debugfs_on
 	[ -e $KMEMLEAK ] && HAVE_KMEMLEAK=1
 	debugfs_off
-	if [ -n "$HAVE_KMEMLEAK" ]; then
-		echo "1..$(($(grep -c '^step ' "$1") + $(grep -c '^kstep ' "$1")))"
-	else
-		echo "1..$(grep -c '^step ' "$1")"
-	fi
+	n=$(($(grep -c '^step ' "$1") + ${2:-0}))
+	[ -z "$HAVE_KMEMLEAK" ] || n=$((n + $(grep -c '^kstep ' "$1")))
+	echo "1..$n"
 }

@@ -1,12 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=dash
 #
-# A guest of the DKMS and package lanes (scripts/dkms-check, deb-check):
+# A guest of the DKMS and package lanes (lab/stages/dkms.sh, deb-check):
 # busybox sh, with a module tree that DKMS made as /lib/modules.  The
 # caller puts a line before it that sets WHAT (the TAP lines' prefix), KREL,
 # KO (the module's one path in the guest), V (its version) and SRCV (its
-# srcversion), and PLANT_LOG (1: a warning in the kernel log, for the
-# gate of scripts/install-check).  One TAP line per step; "modprobe zcdev"
+# srcversion), and FAULT_LOG (1: a warning in the kernel log, for the
+# gate of lab/stages/install.sh).  One TAP line per step; "modprobe zcdev"
 # must load that build and no other.
 
 step() {
@@ -43,7 +43,7 @@ unloaded() {
 	modprobe -r zcdev && [ ! -e /sys/module/zcdev ] && [ ! -e /dev/zczero ]
 }
 echo "# kernel $(uname -r)"
-[ "$PLANT_LOG" != 1 ] || echo "guest-modprobe: WARNING: planted" >/dev/kmsg
+[ "$FAULT_LOG" != 1 ] || echo "guest-modprobe: WARNING: a fault of the lane's" >/dev/kmsg
 step "the only zcdev.ko in the guest is $KO" only_one_ko
 step "modprobe zcdev" modprobe zcdev
 step "/sys/module/zcdev is that build (version $V, srcversion $SRCV)" is_the_build

@@ -3,7 +3,7 @@
 #
 # The shortest guest run of the lane (busybox sh, as root, with /guest-lib):
 # load /zcdev.ko, read from both devices, unload it, and where the kernel
-# has kmemleak, ask it before and after the unload.  scripts/check boots it with planted-fault builds
+# has kmemleak, ask it before and after the unload.  lab/check.sh boots it with planted-fault builds
 # to prove that the kernel-log gate and kmemleak each fail them alone.
 
 KO=/zcdev.ko

@@ -1,12 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The package lane:  scripts/deb-check
+# The package stage of the lane:  lab/stages/deb.sh
 #
 # Builds zcdev-dkms from a copy of the tree (dpkg-buildpackage -us -uc -b)
 # and checks it with lintian.  Then installs it with apt, as a user would,
 # in a root of each suite the lane's kernels come from, each an overlay of
-# the lab's root (scripts/lab-setup deb), so that the lab stays as it is:
+# the lab's root (lab/vm/setup.sh deb), so that the lab stays as it is:
 #
 #   bookworm  holds the 6.1 kernel's headers: the package's postinst must
 #             build zcdev for it through DKMS.  Then 6.12's headers are
@@ -16,21 +16,27 @@
 #             postinst must build for both.
 #
 # Each kernel's module tree, as DKMS left it, boots with its kernel
-# (scripts/vm-run, scripts/guest-modprobe): modprobe loads the package's
+# (lab/vm/run.sh, lab/guest/modprobe.sh): modprobe loads the package's
 # build, the devices read zeros, it unloads.  Last, "apt-get remove" must
 # leave no zcdev.ko, no DKMS tree and no source behind.
 #
 # Prints TAP lines "ok - deb: ..." / "not ok - deb: ..." with the failing
-# step's log as "#" lines; exits non-zero when one failed.  Logs: out/deb
-# (or $ZCDEV_DEB_OUT); the work tree is removed unless a step failed.
+# step's log as "#" lines; exits non-zero when one failed.  Logs:
+# out/check/deb in the lane, else out/deb; the work tree is removed unless
+# a step failed.
 
 # The checks are functions run through step(), which shellcheck cannot see.
 # shellcheck disable=SC2317
 set -euo pipefail
-cd "$(dirname "$0")/.."
-TOP=$PWD
-LAB=${ZCDEV_LAB:-/var/cache/zcdev-lab}
-OUT=${ZCDEV_DEB_OUT:-$TOP/out/deb}
+cd "$(dirname "$0")/../.."
+WHAT=deb
+# shellcheck source=lab/stages/lib.sh
+. lab/stages/lib.sh
+if [ -n "$LANE_OUT" ]; then
+	wait_job sid-deb || exit 0	# lab/stages/sid.sh says why
+	in_time "deb" || exit 1
+fi
+OUT=${LANE_OUT:-$PWD/out}/deb
 WORK=${TMPDIR:-/tmp}/zcdev-deb-check
 V=$(cat VERSION)
 DEB=zcdev-dkms_${V}_all.deb
@@ -38,7 +44,7 @@ DEB=zcdev-dkms_${V}_all.deb
 for f in kernels/6.1/env kernels/6.12/env kernels/7/env kernels/7-rt/env \
 	 bookworm-root/.zcdev-ready trixie-root/.zcdev-ready; do
 	if [ ! -e "$LAB/$f" ]; then
-		echo "deb-check: the lab is not ready (scripts/lab-setup 6.1 6.12 7 7-rt deb)" >&2
+		echo "deb: the lab is not ready (lab/vm/setup.sh 6.1 6.12 7 7-rt deb)" >&2
 		exit 2
 	fi
 done
@@ -50,15 +56,11 @@ krel() {	# krel ID: the release of the lab's kernel ID
 rm -rf "$WORK" "$OUT"
 mkdir -p "$WORK" "$OUT"
 
-WHAT=deb
-# shellcheck source=scripts/lane-lib
-. scripts/lane-lib
-
 finish() {
 	if [ $failed -eq 0 ]; then
 		rm -rf "$WORK"
 	else
-		echo "# deb-check: logs in $OUT, the roots' changes in $WORK"
+		echo "# deb: logs in $OUT, the roots' changes in $WORK"
 	fi
 	exit $failed
 }
@@ -98,21 +100,11 @@ sed -n 's/^[WIP]: /#   lintian: &/p' "$OUT/lintian.log" | head -20
 
 # --- installed with apt in a suite's root ---------------------------------
 # in_root NAME LOWER CMD...: CMD in the root LOWER as overlaid by
-# $WORK/NAME, with /proc, and the package as /zcdev-deb.
+# $WORK/NAME, with the package as /zcdev-deb (lab/vm/in-root.sh).
 in_root() {
-	local name=$1 lower=$2 r=$WORK/$1
+	local name=$1 lower=$2
 	shift 2
-	mkdir -p "$r/upper" "$r/work" "$r/merged"
-	# shellcheck disable=SC2016
-	unshare -m sh -c 'lower=$1 r=$2 deb=$3; shift 3
-		mount -t overlay overlay -o "lowerdir=$lower,upperdir=$r/upper,workdir=$r/work" \
-			"$r/merged" &&
-		mount -t proc proc "$r/merged/proc" &&
-		mkdir -p "$r/merged/zcdev-deb" &&
-		mount --bind "$deb" "$r/merged/zcdev-deb" &&
-		exec chroot "$r/merged" "$@"' \
-		in_root "$lower" "$r" "$WORK/deb" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
-		HOME=/root LC_ALL=C DEBIAN_FRONTEND=noninteractive "$@"
+	lab/vm/in-root.sh -o "$WORK/$name" -b "$WORK/deb:/zcdev-deb" "$lower" "$@"
 }
 mkdir -p "$WORK/deb"
 cp "$WORK/$DEB" "$WORK/deb/"
@@ -179,7 +171,7 @@ bookworm_stage() { stage bookworm "$B" 6.1 && stage bookworm "$B" 6.12; }
 step "bookworm: the module trees of $(krel 6.1) and $(krel 6.12)" "$OUT/bookworm-stage.log" \
 	bookworm_stage
 
-# The lab's trixie root has dkms for scripts/dkms-check; a user's has not.
+# The lab's trixie root has dkms for lab/stages/dkms.sh; a user's has not.
 trixie_install() {
 	in_root trixie "$T" dpkg --purge dkms &&
 	install_deb trixie "$T" &&

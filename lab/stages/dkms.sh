@@ -1,13 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The DKMS step of the test lane:  scripts/dkms-check KERNEL_ID
+# The DKMS stage of the lane:  lab/stages/dkms.sh [KERNEL_ID...]
+# (default: 6.1, 6.12 and 7, those the lane has ready), one after another.
 #
 # Has DKMS add, build and install zcdev for one lab kernel against the
 # lab's headers (make dkms-install), in a private DKMS tree: --dkmstree,
 # --sourcetree and --installtree all point under $WORK, so the host's
 # /usr/src, /var/lib/dkms and /lib/modules are never touched.  Then boots
-# that kernel (scripts/vm-run) with the installed module tree, and nothing
+# that kernel (lab/vm/run.sh) with the installed module tree, and nothing
 # else of zcdev, as /lib/modules/KREL, and checks in the guest that
 # "modprobe zcdev" loads the DKMS build (its version and srcversion), the
 # devices appear and read zeros, and "modprobe -r zcdev" unloads it.
@@ -15,8 +16,9 @@
 #
 # Prints TAP lines "ok - dkms: ..." / "not ok - dkms: ..." with the
 # failing step's log as "#" lines, and exits non-zero when one failed.
-# A previous run's leftovers are removed first.  Logs: out/dkms/KERNEL_ID
-# (or $ZCDEV_DKMS_OUT); the work tree is removed unless a step failed.
+# A previous run's leftovers are removed first.  Logs: out/check/dkms-KERNEL_ID
+# in the lane, else out/dkms-KERNEL_ID; the work tree is removed unless a step
+# failed.
 #
 # Kernels whose headers live in a build root (BROOT: 7.x, built with
 # gcc-14) have DKMS run inside that root, with its own dkms, the tree
@@ -25,18 +27,29 @@
 # The checks are functions run through step(), which shellcheck cannot see.
 # shellcheck disable=SC2317
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 TOP=$PWD
-LAB=${ZCDEV_LAB:-/var/cache/zcdev-lab}
+WHAT=dkms
+# shellcheck source=lab/stages/lib.sh
+. lab/stages/lib.sh
 
-[ $# -eq 1 ] || { echo "usage: scripts/dkms-check KERNEL_ID" >&2; exit 2; }
+if [ $# -ne 1 ]; then
+	[ $# -gt 0 ] || set -- 6.1 6.12 7
+	rc=0
+	for k; do
+		lane_has ready "$k" || continue
+		in_time "$k" || { rc=1; continue; }
+		"$0" "$k" || rc=1
+	done
+	exit $rc
+fi
 k=$1
 env=$LAB/kernels/$k/env
-[ -s "$env" ] || { echo "dkms-check: kernel $k is not set up (scripts/lab-setup $k)" >&2; exit 2; }
+[ -s "$env" ] || { echo "dkms: kernel $k is not set up (lab/vm/setup.sh $k)" >&2; exit 2; }
 # shellcheck disable=SC1090
 . "$env"
 
-OUT=${ZCDEV_DKMS_OUT:-$TOP/out/dkms/$k}
+OUT=${LANE_OUT:-$TOP/out}/dkms-$k
 V=$(cat VERSION)
 if [ -n "$BROOT" ]; then
 	RWORK=/tmp/zcdev-dkms-check.$k		# as DKMS sees it, in the root
@@ -44,7 +57,7 @@ if [ -n "$BROOT" ]; then
 	RTOP=/zcdev-src
 else
 	WORK=${TMPDIR:-/tmp}/zcdev-dkms-check.$k
-	RWORK=$WORK RTOP=$TOP
+	RTOP=$TOP RWORK=$WORK
 fi
 MODDIR=$WORK/root/lib/modules
 KO=$MODDIR/$KREL/updates/dkms/zcdev.ko
@@ -54,33 +67,24 @@ DKMS_MAKE=(make -s --no-print-directory -C "$RTOP" KDIR="$KDIR" KVER="$KREL"
 	DKMS_VERSION="$V" DKMS_SOURCE_TREE="$RWORK/src"
 	DKMS_FLAGS="--dkmstree $RWORK/dkms --installtree $RWORK/root/lib/modules --no-depmod --verbose")
 
-# in_root CMD...: CMD on the host, or in the kernel's build root with
-# /proc and the tree mounted (in a mount namespace of its own).
+# in_root CMD...: CMD on the host, or in the kernel's build root with the
+# tree at /zcdev-src (lab/vm/in-root.sh).
 in_root() {
 	if [ -z "$BROOT" ]; then
 		"$@"
-		return
+	else
+		lab/vm/in-root.sh -b "$TOP:/zcdev-src" "$BROOT" "$@"
 	fi
-	# shellcheck disable=SC2016
-	unshare -m sh -c 'root=$1 top=$2; shift 2
-		mount -t proc proc "$root/proc" && mkdir -p "$root/zcdev-src" &&
-		mount --bind "$top" "$root/zcdev-src" && exec chroot "$root" "$@"' \
-		in_root "$BROOT" "$TOP" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
-		HOME=/root LC_ALL=C "$@"
 }
 
 rm -rf "$WORK" "$OUT"
 mkdir -p "$WORK/dkms" "$WORK/src" "$MODDIR/$KREL" "$OUT"
 
-WHAT=dkms
-# shellcheck source=scripts/lane-lib
-. scripts/lane-lib
-
 finish() {
 	if [ $failed -eq 0 ]; then
 		rm -rf "$WORK"
 	else
-		echo "# dkms-check: logs in $OUT, the DKMS tree in $WORK"
+		echo "# dkms: logs in $OUT, the DKMS tree in $WORK"
 	fi
 	exit $failed
 }

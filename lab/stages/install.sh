@@ -1,44 +1,44 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The README's install commands, in the lane:  scripts/install-check KERNEL_ID
+# The README's install commands, in the lane:  lab/stages/install.sh [KERNEL_ID]
+# (default: 6.1, when the lane built it)
 #
 # In a copy of the module's sources, "make install install-autoload" with
 # DESTDIR and the lab's KDIR of that kernel must put zcdev.ko under
 # lib/modules/<release>/updates/, list it in modules.dep and write
 # modules-load.d/zcdev.conf; that tree boots with its kernel
-# (scripts/guest-modprobe), where modprobe loads the installed build;
+# (lab/guest/modprobe.sh), where modprobe loads the installed build;
 # "make uninstall" must take all of it out again.  Kernels with a build
 # root (7.x) are left to DKMS and the package lane: "make install" runs
 # the host's depmod, which is what a user of that kernel runs too.
 #
 # Prints TAP lines "ok - install: ..." / "not ok - install: ..." and exits
-# non-zero when one failed.  Logs: out/install/KERNEL_ID (or
-# $ZCDEV_INSTALL_OUT).
+# non-zero when one failed.  Logs: out/check/install-KERNEL_ID in the
+# lane, else out/install-KERNEL_ID.
 
 # The checks are functions run through step(), which shellcheck cannot see.
 # shellcheck disable=SC2317
 set -euo pipefail
-cd "$(dirname "$0")/.."
-TOP=$PWD
-LAB=${ZCDEV_LAB:-/var/cache/zcdev-lab}
+cd "$(dirname "$0")/../.."
+WHAT=install
+# shellcheck source=lab/stages/lib.sh
+. lab/stages/lib.sh
 
-[ $# -eq 1 ] || { echo "usage: scripts/install-check KERNEL_ID" >&2; exit 2; }
-k=$1
+[ $# -le 1 ] || { echo "usage: lab/stages/install.sh [KERNEL_ID]" >&2; exit 2; }
+k=${1:-6.1}
+lane_has built "$k" || exit 0
+in_time "install" || exit 1
 env=$LAB/kernels/$k/env
-[ -s "$env" ] || { echo "install-check: kernel $k is not set up (scripts/lab-setup $k)" >&2; exit 2; }
+[ -s "$env" ] || { echo "install: kernel $k is not set up (lab/vm/setup.sh $k)" >&2; exit 2; }
 # shellcheck disable=SC1090
 . "$env"
-[ -z "$BROOT" ] || { echo "install-check: kernel $k builds in a root (use DKMS)" >&2; exit 2; }
-OUT=${ZCDEV_INSTALL_OUT:-$TOP/out/install/$k}
+[ -z "$BROOT" ] || { echo "install: kernel $k builds in a root (use DKMS)" >&2; exit 2; }
+OUT=${LANE_OUT:-$PWD/out}/install-$k
 SRC=$OUT/src DEST=$OUT/root
 V=$(cat VERSION)
 rm -rf "$OUT"
 mkdir -p "$OUT"
-
-WHAT=install
-# shellcheck source=scripts/lane-lib
-. scripts/lane-lib
 
 KO=/lib/modules/$KREL/updates/zcdev.ko
 installed() {
@@ -61,11 +61,11 @@ if [ -f "$DEST$KO" ]; then
 	modprobe_guest "$k" "$DEST/lib/modules" "$KO" "$kov" \
 		"$(modinfo -F srcversion "$DEST$KO")" "$OUT/guest"
 
-	P=$OUT/planted
+	P=$OUT/faulty
 	mkdir -p "$P/lib/modules/$KREL/extra"
 	cp -a "$DEST/lib/modules/." "$P/lib/modules/"
 	cp "$DEST$KO" "$P/lib/modules/$KREL/extra/"
-	(PLANT_LOG=1 modprobe_guest "$k" "$P/lib/modules" "$KO" "$kov" PLANTED \
+	(FAULT_LOG=1 modprobe_guest "$k" "$P/lib/modules" "$KO" "$kov" FAULTY \
 		"$P/guest") >"$P.tap"
 	if [ "$(grep -c '^not ok' "$P.tap")" = 3 ] &&
 	   grep -q "^not ok - $WHAT: $k: the only zcdev.ko in the guest" "$P.tap" &&
@@ -86,5 +86,5 @@ uninstalled() {
 }
 step "$k: make uninstall takes zcdev.ko, its modules.dep line and zcdev.conf out" \
 	"$OUT/uninstall.log" uninstalled
-echo "# install-check: version $V, logs in $OUT"
+echo "# install: version $V, logs in $OUT"
 exit $failed

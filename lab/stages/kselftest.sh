@@ -1,14 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The kselftest packaging step of the test lane:
+# The kselftest packaging stage of the lane:
 #
-#   scripts/kselftest-check KERNEL_ID
+#   lab/stages/kselftest.sh [KERNEL_ID]     (default: 7, when the lane built it)
 #
 # Packs zcdev's selftests as kselftest does for a CI of one's own: "make
-# -C selftests install" (STATIC=1: the guest has no libc) and "gen_tar",
+# -C lab/selftests install" (STATIC=1: the guest has no libc) and "gen_tar",
 # whose tarball must hold run_kselftest.sh and kselftest-list.txt.  Then
-# boots that kernel (scripts/vm-run) with the tarball and zcdev.ko, and
+# boots that kernel (lab/vm/run.sh) with the tarball and zcdev.ko, and
 # nothing else of zcdev, and in the guest (busybox sh) unpacks it as a
 # user would and runs kselftest's own run_kselftest.sh:
 #
@@ -24,43 +24,42 @@
 #
 # Prints TAP lines "ok - kselftest: ..." / "not ok - kselftest: ..." with
 # the failing step's log as "#" lines, and exits non-zero when one failed.
-# Logs: out/kselftest/KERNEL_ID (or $ZCDEV_KSFT_OUT), replaced at each
-# run.  The module: $ZCDEV_KSFT_KO (default out/check/KERNEL_ID/zcdev.ko,
-# the lane's build).  The guest's time budget: $ZCDEV_KSFT_VM_SECS
+# Logs: out/check/kselftest-KERNEL_ID in the lane, else
+# out/kselftest-KERNEL_ID, replaced at each run.  The module: $ZCDEV_KSFT_KO
+# (default out/check/KERNEL_ID/zcdev.ko, the lane's build).  The guest's time budget: $ZCDEV_KSFT_VM_SECS
 # (default 600 s).
 
 set -euo pipefail
-cd "$(dirname "$0")/.."
-TOP=$PWD
-LAB=${ZCDEV_LAB:-/var/cache/zcdev-lab}
+cd "$(dirname "$0")/../.."
+WHAT=kselftest
+# shellcheck source=lab/stages/lib.sh
+. lab/stages/lib.sh
 
-[ $# -eq 1 ] || { echo "usage: scripts/kselftest-check KERNEL_ID" >&2; exit 2; }
-k=$1
+[ $# -le 1 ] || { echo "usage: lab/stages/kselftest.sh [KERNEL_ID]" >&2; exit 2; }
+k=${1:-7}
+lane_has built "$k" || exit 0
+in_time "kselftest" || exit 1
 [ -s "$LAB/kernels/$k/env" ] ||
-	{ echo "kselftest-check: kernel $k is not set up (scripts/lab-setup $k)" >&2; exit 2; }
-KO=${ZCDEV_KSFT_KO:-$TOP/out/check/$k/zcdev.ko}
+	{ echo "kselftest: kernel $k is not set up (lab/vm/setup.sh $k)" >&2; exit 2; }
+KO=${ZCDEV_KSFT_KO:-${LANE_OUT:-$PWD/out/check}/$k/zcdev.ko}
 [ -f "$KO" ] ||
-	{ echo "kselftest-check: no module $KO (set ZCDEV_KSFT_KO=path/zcdev.ko)" >&2; exit 2; }
-OUT=${ZCDEV_KSFT_OUT:-$TOP/out/kselftest/$k}
+	{ echo "kselftest: no module $KO (set ZCDEV_KSFT_KO=path/zcdev.ko)" >&2; exit 2; }
+OUT=${LANE_OUT:-$PWD/out}/kselftest-$k
 INST=$OUT/install
 TARBALL=$OUT/kselftest.tar.gz
 
 rm -rf "$OUT"
 mkdir -p "$OUT"
 
-WHAT=kselftest
-# shellcheck source=scripts/lane-lib
-. scripts/lane-lib
-
 finish() {
-	[ $failed -eq 0 ] || echo "# kselftest-check: logs in $OUT"
+	[ $failed -eq 0 ] || echo "# kselftest: logs in $OUT"
 	exit $failed
 }
 
 # --- install and gen_tar, on the host -----------------------------------
 # A build of its own (OUTPUT=), so that the lane's static -m32 one is left
 # as it is.
-MAKE_ARGS=(-C selftests STATIC=1 OUTPUT="$OUT/build" INSTALL_PATH="$INST")
+MAKE_ARGS=(-C lab/selftests STATIC=1 OUTPUT="$OUT/build" INSTALL_PATH="$INST")
 
 # installed: the tree has kselftest's runner, the list and each program
 installed() {
@@ -83,9 +82,9 @@ installed() {
 	  "$(cat "$INST/kselftest-list.txt")" ]
 }
 if installed >"$OUT/install.log" 2>&1; then
-	result ok "make -C selftests install STATIC=1: run_kselftest.sh, kselftest/runner.sh, zcdev/settings and $(wc -l <"$INST/kselftest-list.txt") tests in kselftest-list.txt"
+	result ok "make -C lab/selftests install STATIC=1: run_kselftest.sh, kselftest/runner.sh, zcdev/settings and $(wc -l <"$INST/kselftest-list.txt") tests in kselftest-list.txt"
 else
-	result fail "make -C selftests install STATIC=1: run_kselftest.sh, kselftest/runner.sh, zcdev/settings and the tests of kselftest-list.txt" \
+	result fail "make -C lab/selftests install STATIC=1: run_kselftest.sh, kselftest/runner.sh, zcdev/settings and the tests of kselftest-list.txt" \
 		"$OUT/install.log"
 	finish
 fi
@@ -99,9 +98,9 @@ tarred() {
 	grep -qx './zcdev/zcdev_read' "$OUT/tar-list.txt"
 }
 if tarred >"$OUT/gen_tar.log" 2>&1; then
-	result ok "make -C selftests gen_tar: $(basename "$TARBALL") holds run_kselftest.sh, kselftest/runner.sh, kselftest-list.txt and zcdev/"
+	result ok "make -C lab/selftests gen_tar: $(basename "$TARBALL") holds run_kselftest.sh, kselftest/runner.sh, kselftest-list.txt and zcdev/"
 else
-	result fail "make -C selftests gen_tar: kselftest.tar.gz holds run_kselftest.sh, kselftest/runner.sh, kselftest-list.txt and zcdev/" \
+	result fail "make -C lab/selftests gen_tar: kselftest.tar.gz holds run_kselftest.sh, kselftest/runner.sh, kselftest-list.txt and zcdev/" \
 		"$OUT/gen_tar.log"
 	finish
 fi
@@ -132,7 +131,7 @@ EOF
 rc=0
 # coreutils' timeout: runner.sh enforces settings' timeout with
 # /usr/bin/timeout --foreground, which busybox's lacks
-scripts/vm-run -k "$k" -t "${ZCDEV_KSFT_VM_SECS:-600}" -b timeout \
+lab/vm/run.sh -k "$k" -t "${ZCDEV_KSFT_VM_SECS:-600}" -b timeout \
 	-f "$KO:/zcdev.ko" -f "$TARBALL:/kselftest.tar.gz" "$OUT/guest.sh" \
 	>"$OUT/console.log" 2>&1 || rc=$?
 sed -n '/^==ZCVM== begin$/,/^==ZCVM== rc=/p' "$OUT/console.log" | sed '1d;$d' >"$OUT/guest.log"

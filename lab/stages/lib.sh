@@ -1,13 +1,31 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash
 #
-# What the lane's scripts of what users install share (dkms-check,
-# install-check, kselftest-check, deb-check): sourced by them, after they
-# set WHAT, the prefix of their TAP lines ("ok - WHAT: ...").  They run
-# from the top of the tree.
+# What the lane's stages (lab/stages/*.sh) share: sourced by each, from
+# the top of the tree, after it sets WHAT, the prefix of its TAP lines
+# ("ok - WHAT: ..."; empty for none).
+#
+# Run by lab/check.sh, a stage finds the lane's state in LANE_OUT
+# (out/check): which kernels are fetched (ready) and built (built), the
+# selftests the lane built (selftests/), the jobs check.sh started in the
+# background (NAME.rc once done), and the lane's deadline
+# (CHECK_DEADLINE, seconds since the epoch).  Run alone, a stage has no
+# LANE_OUT: every kernel it is given counts as ready, and time is not
+# bounded.
 
-# shellcheck source=scripts/bad-log
-. scripts/bad-log
+# shellcheck source=lab/vm/bad-log.sh
+. lab/vm/bad-log.sh
+
+# shellcheck disable=SC2034	# read by the scripts that source this
+LAB=${ZCDEV_LAB:-/var/cache/zcdev-lab}
+LANE_OUT=${LANE_OUT:-}
+WHAT=${WHAT:-}
+VERSION=${VERSION:-$(git describe --tags --always --dirty 2>/dev/null || cat VERSION)}
+# one probe of the accelerator for the whole lane (lab/stages/setup.sh)
+if [ -z "${ZCDEV_ACCEL:-}" ] && [ -n "$LANE_OUT" ] && [ -s "$LANE_OUT/accel" ]; then
+	ZCDEV_ACCEL=$(cat "$LANE_OUT/accel")
+	export ZCDEV_ACCEL
+fi
 
 # shellcheck disable=SC2034	# read by the scripts that source this
 failed=0
@@ -15,10 +33,10 @@ failed=0
 # result VERDICT NAME [LOG]: one TAP line; a failure shows the log's tail.
 result() {
 	if [ "$1" = ok ]; then
-		echo "ok - $WHAT: $2"
+		echo "ok - ${WHAT:+$WHAT: }$2"
 	else
 		failed=1
-		echo "not ok - $WHAT: $2"
+		echo "not ok - ${WHAT:+$WHAT: }$2"
 		[ -n "${3:-}" ] && [ -s "$3" ] && tail -30 "$3" | sed 's/^/#   /'
 	fi
 	return 0
@@ -35,23 +53,91 @@ step() {
 	fi
 }
 
+# in_time NAME: whether the lane has time left for NAME; if not, NAME
+# fails, so that the lane closes with its summary rather than be killed.
+in_time() {
+	if [ -z "${CHECK_DEADLINE:-}" ] || [ "$(date +%s)" -lt "$CHECK_DEADLINE" ]; then
+		return 0
+	fi
+	result fail "$1: not run, the lane's time budget of ${CHECK_SECS:-?} s is spent"
+	return 1
+}
+
+# lane_has LIST K...: whether the lane has each K in LIST (ready: fetched,
+# built: built with W=1).  Outside the lane, yes.
+lane_has() {
+	local list=$1 k
+	shift
+	[ -n "$LANE_OUT" ] || return 0
+	for k; do
+		grep -qxF -- "$k" "$LANE_OUT/$list" 2>/dev/null || return 1
+	done
+}
+
+lane_add() {		# lane_add LIST K
+	echo "$2" >>"$LANE_OUT/$1"
+}
+
+# wait_job NAME: wait for lab/check.sh's background job NAME to end;
+# whether it was started and succeeded.
+wait_job() {
+	[ -n "$LANE_OUT" ] && [ -e "$LANE_OUT/$1.started" ] || return 1
+	until [ -s "$LANE_OUT/$1.rc" ]; do
+		sleep 5
+	done
+	[ "$(cat "$LANE_OUT/$1.rc")" = 0 ]
+}
+
+# build K DIR [KBUILD ARGS...]: the module's sources in DIR, built for
+# kernel K without a warning; the log in DIR.log.
+build() {
+	local k=$1 dir=$2
+	shift 2
+	mkdir -p "$dir"
+	make -s sources DEST="$dir" >/dev/null &&
+	lab/vm/kmake.sh "$k" "$dir" ZCDEV_VERSION="$VERSION" "$@" >"$dir.log" 2>&1 &&
+	! grep -qE 'warning:|error:' "$dir.log"
+}
+
+# guest K DIR NAME KO SCRIPT [VM-RUN ARGS...]: boot kernel K with module
+# KO, the lane's selftests as /t and lab/guest/lib.sh as /guest-lib, run
+# SCRIPT, and judge the run (lab/vm/judge.sh); the console goes to
+# DIR/NAME.console, the verdicts to DIR/NAME.tap.  Each guest has a time
+# budget (CHECK_VM_SECS, 1200 s; on the debug kernel CHECK_DEBUG_VM_SECS,
+# 2700 s) that never reaches past the lane's.
+guest() {
+	local k=$1 dir=$2 name=$3 ko=$4 script=$5 rc=0 secs left
+	shift 5
+	secs=${CHECK_VM_SECS:-1200}
+	[ "$k" != debug ] || secs=${CHECK_DEBUG_VM_SECS:-2700}
+	if [ -n "${CHECK_DEADLINE:-}" ]; then
+		left=$((CHECK_DEADLINE - $(date +%s)))
+		[ "$left" -ge "$secs" ] || secs=$left
+	fi
+	[ "$secs" -gt 0 ] || secs=1
+	lab/vm/run.sh -k "$k" -t "$secs" "$@" -f "$ko:/zcdev.ko" \
+		-f "$LANE_OUT/selftests:/t" -f lab/guest/lib.sh:/guest-lib \
+		-b stress-ng -b trinity -b setpriv "$script" >"$dir/$name.console" 2>&1 || rc=$?
+	lab/vm/judge.sh "$k" "$dir/$name.console" $rc >"$dir/$name.tap"
+}
+
 # modprobe_guest K MODULES KO V SRCV LOGS: boot the lab's kernel K with
-# the module tree MODULES as /lib/modules (scripts/guest-modprobe), where
+# the module tree MODULES as /lib/modules (lab/guest/modprobe.sh), where
 # KO (/lib/modules/<release>/...) must be the only zcdev.ko and modprobe
 # must load it: version V, srcversion SRCV.  Its TAP lines with K named,
 # then whether the VM ran to its end and reported all six, and the kernel
 # log.  The console and the rest are LOGS.console, LOGS.guest, ...  With
-# PLANT_LOG=1 the guest writes a warning into its kernel log, for a gate.
+# FAULT_LOG=1 the guest writes a warning into its kernel log, for a gate.
 modprobe_guest() {
 	local k=$1 modules=$2 ko=$3 v=$4 srcv=$5 logs=$6 rel rc=0 steps=0 line
 
 	rel=${ko#/lib/modules/}
 	rel=${rel%%/*}
 	{
-		echo "WHAT=$WHAT KREL='$rel' KO='$ko' V='$v' SRCV='$srcv' PLANT_LOG='${PLANT_LOG:-}'"
-		cat scripts/guest-modprobe
+		echo "WHAT=$WHAT KREL='$rel' KO='$ko' V='$v' SRCV='$srcv' FAULT_LOG='${FAULT_LOG:-}'"
+		cat lab/guest/modprobe.sh
 	} >"$logs.sh"
-	scripts/vm-run -k "$k" -t 300 -f "$modules:/lib/modules" "$logs.sh" \
+	lab/vm/run.sh -k "$k" -t 300 -f "$modules:/lib/modules" "$logs.sh" \
 		>"$logs.console" 2>&1 || rc=$?
 	sed -n '/^==ZCVM== begin$/,/^==ZCVM== rc=/p' "$logs.console" | sed '1d;$d' >"$logs.guest"
 	sed -n '/^==ZCVM== dmesg$/,/^==ZCVM== end$/p' "$logs.console" >"$logs.dmesg"

@@ -7,7 +7,7 @@
 # on others it aborts setting an MSR.  So boot a guest that must print a
 # marker within a few seconds; anything else means TCG.
 #
-#   scripts/vm-accel [VMLINUZ]     (default: the first kernel of the lab)
+#   lab/vm/accel.sh [VMLINUZ]     (default: the first kernel of the lab)
 #
 # ZCDEV_ACCEL=kvm|tcg forces the answer without a probe; the probe's CPU
 # model is ZCDEV_ACCEL_CPU (default host), its limit ZCDEV_ACCEL_PROBE_SECS.
@@ -33,7 +33,7 @@ vmlinuz=${1:-}
 if [ -z "$vmlinuz" ]; then
 	vmlinuz=$(cat "$LAB"/kernels/*/env 2>/dev/null | sed -n 's/^VMLINUZ=//p' | head -1)
 fi
-[ -r "$vmlinuz" ] || answer tcg "no kernel to probe KVM with (scripts/lab-setup)"
+[ -r "$vmlinuz" ] || answer tcg "no kernel to probe KVM with (lab/vm/setup.sh)"
 
 work=$(mktemp -d /tmp/zcaccel.XXXXXX)
 trap 'rm -rf "$work"' EXIT

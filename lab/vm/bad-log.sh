@@ -2,7 +2,7 @@
 # shellcheck shell=bash
 #
 # What the kernel log must never say, as an extended regular expression:
-# sourced by scripts/judge and scripts/lane-lib.  Lockdep's reports are
+# sourced by lab/vm/judge.sh and scripts/lane-lib.  Lockdep's reports are
 # named one by one: the debug kernel says "RCU lockdep checking is
 # enabled" at every boot.
 

@@ -3,7 +3,7 @@
 #
 # Build the lane's debug kernel from Debian's own kernel source package
 # (linux-source-X.Y) in the lab's trixie build root (gcc-14):
-# x86_64_defconfig plus scripts/debug.config (KASAN, lockdep, kmemleak,
+# x86_64_defconfig plus lab/vm/debug.config (KASAN, lockdep, kmemleak,
 # DEBUG_PAGEALLOC, UBSAN, ...).  Every option the fragment asks for is
 # checked after olddefconfig; one that did not stick fails the run.
 #
@@ -14,14 +14,14 @@
 # The kernel's object files are deleted once it is built; the tree still
 # builds external modules.
 #
-# Usage: scripts/debug-kernel [SERIES]
+# Usage: lab/vm/debug-kernel.sh [SERIES]
 #   SERIES  the linux-source-SERIES to build, e.g. 7.3 or 6.12 (default:
 #           the newest one trixie and trixie-backports have)
 #
 # Prints nothing but progress; leaves $ZCDEV_LAB/kernels/debug/env (KREL,
-# KDIR, BROOT, VMLINUZ, as scripts/lab-setup does, and what scripts/vm-run
+# KDIR, BROOT, VMLINUZ, as lab/vm/setup.sh does, and what lab/vm/run.sh
 # boots it with: VM_APPEND, VM_SILENCE), for
-# "scripts/kmake debug DIR" and "scripts/vm-run -k debug SCRIPT".  The
+# "lab/vm/kmake.sh debug DIR" and "lab/vm/run.sh -k debug SCRIPT".  The
 # build runs at nice 19 with -j$(nproc); its log is in
 # $ZCDEV_LAB/kernels/debug/KEY/build.log.
 #
@@ -61,18 +61,13 @@ if ! flock -n 8; then
 	flock 8
 fi
 
-# in_root CMD...: run CMD in the build root with /proc mounted (in a
-# mount namespace of its own: nothing is left mounted if it is killed)
-# and a clean environment.
+# in_root CMD...: CMD in the build root (lab/vm/in-root.sh).
 in_root() {
-	# shellcheck disable=SC2016
-	unshare -m sh -c 'root=$1; shift; mount -t proc proc "$root/proc" && exec chroot "$root" "$@"' \
-		in_root "$ROOT" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LC_ALL=C \
-		DEBIAN_FRONTEND=noninteractive "$@"
+	"$HERE/in-root.sh" "$ROOT" "$@"
 }
 
 # root_apt ARGS...: apt-get in the build root; waits for other users of
-# its dpkg and lists (scripts/lab-setup) rather than failing.  Its output
+# its dpkg and lists (lab/vm/setup.sh) rather than failing.  Its output
 # goes to a log, shown when it fails for good.
 root_apt() {
 	local try log=$DEBUG/apt.log
@@ -88,7 +83,7 @@ root_apt() {
 
 # --- the build root and the source's version ------------------------------
 if [ ! -e "$ROOT/.zcdev-ready" ]; then
-	say "no trixie build root: making it (scripts/lab-setup 7)"
+	say "no trixie build root: making it (lab/vm/setup.sh 7)"
 	"$HERE/lab-setup" 7
 fi
 [ -e "$ROOT/.zcdev-ready" ] || die "no trixie build root in $ROOT"
@@ -161,7 +156,7 @@ if [ -e "$out/done" ] && [ -s "$out/vmlinuz" ] && [ -s "$ROOT$kdir/Module.symver
 fi
 
 # --- a cold build ---------------------------------------------------------
-say "building $pkg $ver with scripts/debug.config (key $key)"
+say "building $pkg $ver with lab/vm/debug.config (key $key)"
 avail=$(df --output=avail -BG "$ROOT" | tail -1 | tr -dc 0-9)
 [ "$avail" -ge "$NEED_GB" ] ||
 	die "only ${avail} GB free under $ROOT; a debug kernel build needs about $NEED_GB GB"

@@ -1,11 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Judge one guest run of the lane from its console (what scripts/vm-run
+# Judge one guest run of the lane from its console (what lab/vm/run.sh
 # printed) and print the verdicts as TAP lines without numbers, which
-# scripts/check counts:
+# lab/check.sh counts:
 #
-#   scripts/judge LABEL CONSOLE VM-EXIT-CODE
+#   lab/vm/judge.sh LABEL CONSOLE VM-EXIT-CODE
 #
 # - the guest ran to its end: no hang, panic, watchdog or time budget;
 # - every TAP line the guest printed: the selftests' and the lane's steps.
@@ -21,12 +21,12 @@
 set -uo pipefail
 
 # What the kernel log must never say: BAD_LOG.
-# shellcheck source=scripts/bad-log
+# shellcheck source=lab/vm/bad-log.sh
 . "$(dirname "$0")/bad-log"
 # A kernel line on the console: the timestamp of printk.time=1.
 KLINE='\[ *[0-9]+\.[0-9]+\] '
 
-[ $# -eq 3 ] || { echo "usage: scripts/judge LABEL CONSOLE VM-EXIT-CODE" >&2; exit 2; }
+[ $# -eq 3 ] || { echo "usage: lab/vm/judge.sh LABEL CONSOLE VM-EXIT-CODE" >&2; exit 2; }
 label=$1 console=$2 vmrc=$3
 [ -r "$console" ] || { echo "not ok - $label: no console log $console"; exit 0; }
 
@@ -47,7 +47,7 @@ is_reference() {
 accel=$(sed -n 's/^==ZCVM== accel=//p' "$console" | head -1)
 
 # A kernel that crashed while it booted, before the guest's payload began,
-# was booted again by scripts/vm-run: the second boot is judged, the first
+# was booted again by lab/vm/run.sh: the second boot is judged, the first
 # reported.
 if grep -q '^==ZCVM== retry: ' "$console"; then
 	sed -n 's/^==ZCVM== retry: /# vm-run booted the kernel twice: /p' "$console"

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Run kbuild for one kernel of the lab: scripts/kmake ID DIR [ARGS...]
+# Run kbuild for one kernel of the lab: lab/vm/kmake.sh ID DIR [ARGS...]
 # builds the external module in DIR against kernel ID's headers, in the
 # kernel's own build root when it needs a newer toolchain than the host's.
 
@@ -10,7 +10,7 @@ LAB=${ZCDEV_LAB:-/var/cache/zcdev-lab}
 id=$1 dir=$(realpath "$2")
 shift 2
 env=$LAB/kernels/$id/env
-[ -s "$env" ] || { echo "kmake: kernel $id is not set up (scripts/lab-setup $id)" >&2; exit 1; }
+[ -s "$env" ] || { echo "kmake: kernel $id is not set up (lab/vm/setup.sh $id)" >&2; exit 1; }
 # shellcheck disable=SC1090
 . "$env"
 

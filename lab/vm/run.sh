@@ -4,10 +4,10 @@
 # Boot one of the lab's kernels in QEMU with a busybox initramfs, run a
 # script in it as root, and print what it printed, then the kernel log.
 #
-#   scripts/vm-run -k ID [-f SRC[:DST]]... [-b BIN]... [-i] [-t SECS]
+#   lab/vm/run.sh -k ID [-f SRC[:DST]]... [-b BIN]... [-i] [-t SECS]
 #                  [-m MEM] [-c CPUS] [-a APPEND] SCRIPT
 #
-#   -k ID     kernel of the lab (scripts/lab-setup): 6.1, 6.12, 7, 7-rt
+#   -k ID     kernel of the lab (lab/vm/setup.sh): 6.1, 6.12, 7, 7-rt
 #   -f        put file or directory SRC into the guest at DST (default /)
 #   -b BIN    put an executable and the shared libraries it needs
 #   -i        deterministic timing: one CPU, -icount shift=0,sleep=off
@@ -49,7 +49,7 @@ shift $((OPTIND - 1))
 script=$1
 [ -r "$script" ] || { echo "vm-run: cannot read $script" >&2; exit 2; }
 env=$LAB/kernels/$id/env
-[ -s "$env" ] || { echo "vm-run: kernel $id is not set up (scripts/lab-setup $id)" >&2; exit 2; }
+[ -s "$env" ] || { echo "vm-run: kernel $id is not set up (lab/vm/setup.sh $id)" >&2; exit 2; }
 VM_APPEND='' VM_SILENCE=''
 # shellcheck disable=SC1090
 . "$env"
@@ -106,7 +106,7 @@ EOF
 chmod +x "$root/init"
 (cd "$root" && find . | cpio -o -H newc --quiet) >"$work/initrd"
 
-# KVM only where a test guest has proven it runs (scripts/vm-accel).
+# KVM only where a test guest has proven it runs (lab/vm/accel.sh).
 ACCEL=${ZCDEV_ACCEL:-$("$(dirname "$0")"/vm-accel "$VMLINUZ" 2>/dev/null)}
 accel=(-accel tcg -cpu max)
 [ "$ACCEL" = kvm ] && accel=(-accel kvm -cpu host)
@@ -166,7 +166,7 @@ boot
 # Debian's 7.3 kernel has been seen to hit its own int3 in
 # sched_clock_cpu() when it patches a static key ("sched_clock: Marking
 # stable") under TCG with two vCPUs: twice in a day of boots here.
-# scripts/judge judges the second boot and reports the first.
+# lab/vm/judge.sh judges the second boot and reports the first.
 if [ -z "$ended" ] && ! grep -q '^==ZCVM== begin$' "$work/console" &&
    grep -aqE 'Oops|BUG:|Kernel panic' "$work/console"; then
 	why=$(grep -aE -m1 'Oops|BUG:|Kernel panic' "$work/console" | cut -c1-160)

@@ -10,7 +10,7 @@
 #         into a trixie build root made with debootstrap
 #   7-rt  the same series' PREEMPT_RT flavour (-rt-amd64)
 #   debug the newest linux-source of trixie(-backports) built with KASAN,
-#         lockdep, kmemleak and more in the trixie root (scripts/debug-kernel;
+#         lockdep, kmemleak and more in the trixie root (lab/vm/debug-kernel.sh;
 #         cached, about 20 minutes cold on 2 cores)
 #
 # and two build roots that boot nothing:
@@ -18,14 +18,16 @@
 #   sid   sid's newest linux-headers-amd64 in a sid root, brought up to
 #         date on every run: the lane's early warning of kernel API changes
 #   deb   a bookworm root with the 6.1 kernel's headers, for the package
-#         lane (scripts/deb-check; needs 6.1 and 6.12 set up first)
+#         lane (lab/stages/deb.sh; needs 6.1 and 6.12 set up first)
+#
+# and, for lab/stages/cross.sh, the arm64 cross compiler ("cross").
 #
 # Other suites are read through a private apt configuration under the
 # lab directory; the machine's own sources are never changed.  The mirror
 # is the one the machine already uses.
 #
-# Usage: scripts/lab-setup [KERNEL...]     (default: 6.1 6.12 7 7-rt debug)
-#        scripts/lab-setup sid | deb
+# Usage: lab/vm/setup.sh [KERNEL...]     (default: 6.1 6.12 7 7-rt debug)
+#        lab/vm/setup.sh sid | deb | cross
 # Prints nothing but progress; leaves $ZCDEV_LAB/kernels/<id>/env.
 
 set -euo pipefail
@@ -40,6 +42,9 @@ HOST_PKGS="qemu-system-x86 busybox-static cpio debootstrap linux-source-6.1
 	gcc-multilib
 	gcc make libc6-dev dkms dwarves
 	dpkg-dev debhelper dh-dkms lintian shellcheck openssl"
+# In the trixie root: on the host, gcc-aarch64-linux-gnu conflicts with
+# gcc-multilib.
+CROSS_PKGS="gcc-aarch64-linux-gnu make gcc libc6-dev flex bison bc libssl-dev"
 
 say() { echo "lab-setup: $*" >&2; }
 die() { say "error: $*"; exit 1; }
@@ -62,9 +67,10 @@ mirror() {
 	echo "$m"
 }
 
-host_packages() {
+# packages PKG...: install those of the host's packages that are missing
+packages() {
 	local missing=() p
-	for p in $HOST_PKGS; do
+	for p; do
 		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null |
 			grep -q '^install ok installed' || missing+=("$p")
 	done
@@ -160,7 +166,7 @@ setup_trixie_root() {
 			make gcc sparse libc6-dev dwarves >/dev/null
 		touch "$root/.zcdev-ready"
 	fi
-	# DKMS for the 7.x kernels (scripts/dkms-check), in roots made
+	# DKMS for the 7.x kernels (lab/stages/dkms.sh), in roots made
 	# before it was needed too
 	if ! chroot "$root" dpkg-query -W -f='${Status}\n' dkms 2>/dev/null |
 	     grep -q '^install ok installed'; then
@@ -203,6 +209,21 @@ setup_trixie_kernel() {
 	EOF
 }
 
+# The arm64 cross compiler, in the trixie root, for lab/stages/cross.sh.
+setup_cross() {
+	local root p missing=()
+	root=$(setup_trixie_root)
+	for p in $CROSS_PKGS; do
+		chroot "$root" dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null |
+			grep -q '^install ok installed' || missing+=("$p")
+	done
+	[ ${#missing[@]} -eq 0 ] && return
+	say "installing ${missing[*]} in the trixie root"
+	chroot "$root" apt-get update -qq
+	chroot "$root" apt-get install -y -qq -o Dpkg::Use-Pty=0 -o DPkg::Lock::Timeout=300 \
+		--no-install-recommends "${missing[@]}" >/dev/null
+}
+
 # The newest headers of sid, in a root of its own: the lane builds zcdev
 # against them before any user runs them.  Refreshed every run.
 setup_sid_kernel() {
@@ -214,7 +235,7 @@ setup_sid_kernel() {
 		echo "deb $(mirror) sid main" >"$root/etc/apt/sources.list"
 		# A mirror that is a snapshot serves a sid Release whose
 		# Valid-Until has passed (seen: 27 days); the lane says how
-		# old it is (scripts/check) rather than fail.
+		# old it is (lab/check.sh) rather than fail.
 		echo 'Acquire::Check-Valid-Until "false";' \
 			>"$root/etc/apt/apt.conf.d/99zcdev-valid-until"
 		touch "$root/.zcdev-ready"
@@ -240,7 +261,7 @@ setup_sid_kernel() {
 
 # The package lane's bookworm root: the machine's own apt sources (where
 # its 6.1 kernel comes from) and bookworm-backports (6.12), with the lab's
-# 6.1 headers installed.  scripts/deb-check installs zcdev-dkms into an
+# 6.1 headers installed.  lab/stages/deb.sh installs zcdev-dkms into an
 # overlay of it, so it stays as made here.
 setup_deb_root() {
 	local root=$LAB/bookworm-root rel
@@ -272,7 +293,7 @@ setup_deb_root() {
 	echo "$root"
 }
 
-host_packages
+packages $HOST_PKGS
 for k in "${KERNELS[@]}"; do
 	case "$k" in
 	6.1)	setup_bookworm_kernel 6.1 host ;;
@@ -285,14 +306,17 @@ for k in "${KERNELS[@]}"; do
 		"$(dirname "$0")/debug-kernel"
 		flock 9 ;;
 	sid)	setup_sid_kernel ;;
+	cross)	setup_cross
+		say "cross: the arm64 cross compiler is installed in the trixie root"
+		continue ;;
 	deb)	setup_deb_root >/dev/null
 		setup_trixie_root >/dev/null
 		say "deb: the bookworm and trixie roots are ready"
 		continue ;;
-	user)	# made by scripts/user-kernel: nothing to fetch
+	user)	# made by lab/vm/user-kernel.sh: nothing to fetch
 		[ -s "$LAB/kernels/user/env" ] ||
-			die "kernel user: give IMAGE= and KDIR= (scripts/user-kernel)" ;;
-	*)	die "unknown kernel '$k' (known: 6.1 6.12 7 7-rt debug, user, sid, deb)" ;;
+			die "kernel user: give IMAGE= and KDIR= (lab/vm/user-kernel.sh)" ;;
+	*)	die "unknown kernel '$k' (known: 6.1 6.12 7 7-rt debug, user, sid, deb, cross)" ;;
 	esac
 	# shellcheck disable=SC1090
 	. "$LAB/kernels/$k/env"

@@ -4,7 +4,7 @@
 # Bring your own kernel: make a kernel the user built a kernel of the lab,
 # id "user", for "make check IMAGE=<bzImage> KDIR=<its build tree>".
 #
-#   scripts/user-kernel IMAGE KDIR [BROOT]
+#   lab/vm/user-kernel.sh IMAGE KDIR [BROOT]
 #
 # IMAGE   the kernel image to boot (bzImage)
 # KDIR    its build tree, configured and built (Module.symvers), on the
@@ -16,7 +16,7 @@
 # one without loadable and unloadable modules, devtmpfs, an initramfs or
 # a serial console, or an image that is not the build tree's.  Leaves
 # $ZCDEV_LAB/kernels/user/env (KREL, KDIR, BROOT, VMLINUZ), as
-# scripts/lab-setup does for the lab's own kernels; ZCDEV_IMAGE_APPEND
+# lab/vm/setup.sh does for the lab's own kernels; ZCDEV_IMAGE_APPEND
 # adds to the guests' kernel command line (VM_APPEND) and
 # ZCDEV_IMAGE_SILENCE sets their watchdog (VM_SILENCE, default 120 s).
 
@@ -25,7 +25,7 @@ LAB=${ZCDEV_LAB:-/var/cache/zcdev-lab}
 
 die() { echo "user-kernel: $*" >&2; exit 1; }
 
-[ $# -ge 2 ] && [ $# -le 3 ] || die "usage: scripts/user-kernel IMAGE KDIR [BROOT]"
+[ $# -ge 2 ] && [ $# -le 3 ] || die "usage: lab/vm/user-kernel.sh IMAGE KDIR [BROOT]"
 image=$(realpath -e "$1" 2>/dev/null) || die "IMAGE=$1: no such file"
 kdir=$(realpath -e "$2" 2>/dev/null) || die "KDIR=$2: no such directory"
 broot=

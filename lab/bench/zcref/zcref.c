@@ -19,7 +19,7 @@
  * No unload safety: the pipe buffers point at operations in this module
  * and outlive the files they were spliced from.  The benchmark loads it
  * once and never unloads it while a pipe or socket may still hold its
- * buffers; nothing else may load it.  It is built only by scripts/bench,
+ * buffers; nothing else may load it.  It is built only by lab/bench.sh,
  * never installed.
  */
 #include <linux/fs.h>

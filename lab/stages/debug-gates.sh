@@ -1,0 +1,46 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The debug kernel's instruments, proven live, with panic_on_warn=0 so
+# that no panic helps: a planted use-after-free (ZCDEV_FAULT=uaf) must
+# fail the run through KASAN's report in the kernel log, a planted leak
+# (ZCDEV_FAULT=leak) through kmemleak's step alone (lab/guest/smoke.sh).
+
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+# shellcheck source=lab/stages/lib.sh
+. lab/stages/lib.sh
+lane_has built debug && [ -n "$LANE_OUT" ] || exit 0
+in_time "debug gates" || exit 1
+G=$LANE_OUT/gates
+mkdir -p "$G"
+
+faulty() {		# faulty FAULT WHAT: a smoke run of a module with FAULT
+	local src=$G/$1-src
+	if ! build debug "$src" ZCDEV_FAULT="$1"; then
+		result fail "gate: a module with a planted $2 builds (debug)" "$src.log"
+		return 1
+	fi
+	guest debug "$G" "fault-$1" "$src/zcdev.ko" lab/guest/smoke.sh -a panic_on_warn=0
+}
+
+g=$G/fault-uaf
+if faulty uaf "use-after-free"; then
+	if grep -q '^not ok - .*kernel log free' "$g.tap" &&
+	   grep -q '^ok - .*the VM ran to its end' "$g.tap" &&
+	   grep -aq 'BUG: KASAN: slab-use-after-free in zc_fault_inject' "$g.console"; then
+		result ok "gate: KASAN fails a planted use-after-free (debug, panic_on_warn=0)"
+	else
+		result fail "gate: KASAN fails a planted use-after-free (debug, panic_on_warn=0)" "$g.tap"
+	fi
+fi
+g=$G/fault-leak
+if faulty leak "leak"; then
+	if grep -q "^not ok - .*kmemleak: nothing of zcdev's leaked" "$g.tap" &&
+	   grep -q '^ok - .*kernel log free' "$g.tap"; then
+		result ok "gate: kmemleak fails a planted leak (debug)"
+	else
+		result fail "gate: kmemleak fails a planted leak (debug)" "$g.tap"
+	fi
+fi
+exit $failed

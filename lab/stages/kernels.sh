@@ -1,0 +1,68 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Each kernel's part of the lane:  lab/stages/kernels.sh [KERNEL...]
+# (default: every stock kernel the setup stage made ready).
+#
+# zcdev built with W=1 and with sparse (C=2) against the kernel's headers,
+# neither with a warning, and modinfo's fields; then the kernel booted in
+# QEMU with the module and the selftests (lab/guest/check.sh: the
+# selftests, the peer suite, the fuzzers, the parameters, reloads), and
+# the run judged (lab/vm/judge.sh).  Each kernel built is listed in
+# LANE_OUT/built; its module is LANE_OUT/KERNEL/zcdev.ko.  The fuzzers run
+# longer on the debug kernel, where a second does a tenth of what it does
+# on the others (CHECK_DEBUG_FUZZ, default 40 s); its reloads are fewer,
+# each takes 17 s there.
+
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+# shellcheck source=lab/stages/lib.sh
+. lab/stages/lib.sh
+[ -n "$LANE_OUT" ] || { echo "kernels: run by lab/check.sh" >&2; exit 2; }
+
+kernel() {
+	local k=$1 dir=$LANE_OUT/$1 fuzz=()
+	# shellcheck disable=SC1090
+	. "$LAB/kernels/$k/env"
+	echo "# kernel $k: $KREL"
+	mkdir -p "$dir"
+	if ! build "$k" "$dir/src" W=1; then
+		result fail "$k: builds with W=1, no warnings" "$dir/src.log"
+		return
+	fi
+	result ok "$k: builds with W=1, no warnings"
+	cp "$dir/src/zcdev.ko" "$dir/zcdev.ko"
+	lane_add built "$k"
+
+	if build "$k" "$dir/sparse" C=2; then
+		result ok "$k: sparse (C=2) clean"
+	else
+		result fail "$k: sparse (C=2) clean" "$dir/sparse.log"
+	fi
+
+	if modinfo "$dir/zcdev.ko" >"$dir/modinfo.log" 2>&1 &&
+	   grep -q "^version: *$VERSION" "$dir/modinfo.log" &&
+	   grep -q '^description: ' "$dir/modinfo.log" &&
+	   grep -q '^license: *GPL' "$dir/modinfo.log" &&
+	   [ "$(grep -c '^parm: .*(' "$dir/modinfo.log")" -ge 2 ]; then
+		result ok "$k: modinfo has description, version, license, parameters"
+	else
+		result fail "$k: modinfo has description, version, license, parameters" "$dir/modinfo.log"
+	fi
+
+	[ "$k" != debug ] ||
+		fuzz=(-a "ZCDEV_FUZZ=${CHECK_DEBUG_FUZZ:-40} ZCDEV_RELOADS=3")
+	guest "$k" "$dir" guest "$dir/zcdev.ko" lab/guest/check.sh "${fuzz[@]}"
+	cat "$dir/guest.tap"
+	grep -q '^not ok' "$dir/guest.tap" && failed=1
+}
+
+kernels=("$@")
+if [ ${#kernels[@]} -eq 0 ]; then
+	mapfile -t kernels < <(grep -vx debug "$LANE_OUT/ready")
+fi
+for k in "${kernels[@]}"; do
+	in_time "$k" || continue
+	kernel "$k"
+done
+exit $failed
