@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What zcdev's selftests share: buffers that notice stray writes, pipe and
- * socket helpers, the read methods, module loading and parameters.  Each
- * area of the tests (read, splice, mmap, lifetime, io_uring) is a program
- * of its own, linked with zcdev_util.c.
+ * What the lab's C programs share, the selftests (lab/selftests) and the
+ * benchmarks (lab/bench) alike: the clock, a check that bytes are zero,
+ * reading to the end, a connected socket pair and a thread that drains
+ * one, and unloading zcdev with patience.
  */
-#ifndef ZCDEV_UTIL_H
-#define ZCDEV_UTIL_H
+#ifndef ZCLAB_H
+#define ZCLAB_H
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -15,31 +15,24 @@
 
 #define KIB		1024UL
 #define MIB		(1024 * KIB)
-#define FILL		0xa5	/* what buffers hold before a read */
-#define MISC_MAJOR	10
+#define GIB		(1024 * MIB)
 #define MODNAME		"zcdev"
-#define PARAM_DIR	"/sys/module/zcdev/parameters/"
 
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #endif
 
-/*
- * A guarded buffer: len bytes at offset off into a mapping whose other
- * bytes, a whole page on either side included, hold FILL and must keep it.
- */
-struct gbuf {
-	unsigned char *map;
-	size_t map_len;
-	unsigned char *p;
-	size_t len;
-};
+/* CLOCK_MONOTONIC, in nanoseconds, milliseconds and seconds */
+long long now_ns(void);
+long long now_ms(void);
+double now_s(void);
+void sleep_ms(unsigned int ms);
 
-/* The outcome of a system call: what it returned and, if it failed, errno */
-struct outcome {
-	long ret;
-	int err;
-};
+/* The index of the first byte of p[0..n) that is not c, or -1 */
+long not_byte(const void *p, size_t n, unsigned char c);
+void *map_anon(size_t len);
+/* Read until n bytes, end of file or an error: the count, or -1 */
+ssize_t read_full(int fd, void *buf, size_t n);
 
 /* A thread that reads a socket to its end and counts what it got */
 struct sink {
@@ -50,77 +43,15 @@ struct sink {
 	int err;
 };
 
-/* Sends SIGUSR1 to a thread every period_ms until told to stop */
-struct pinger {
-	pthread_t thread;
-	pthread_t target;
-	unsigned int period_ms;
-	int stop;
-};
-
-/* How the read tests read */
-enum rd_method { RD_READ, RD_PREAD, RD_READV, RD_PREADV2, RD_NOWAIT, RD_NR };
-
-extern const char * const rd_name[RD_NR];
-extern int sigusr1_count;
-
-size_t page_size(void);
-size_t max_rw(void);
-long not_byte(const void *p, size_t n, unsigned char c);
-void *map_anon(size_t len);
-
-int gbuf_init(struct gbuf *b, size_t len, size_t off);
-void gbuf_refill(struct gbuf *b);
-void gbuf_free(struct gbuf *b);
-long gbuf_bad(const struct gbuf *b, size_t n);
-
-struct outcome outcome(long ret);
-void *hole_addr(void);
-
-ssize_t read_full(int fd, void *buf, size_t n);
-long read_zeros(int fd, size_t n);
-int pipe_bytes(int fd);
-int tmpfs_file(void);
-long long fdinfo_pos(int fd);
-int splice_read_errno(int fd);
-int splice_write_errno(int fd);
-bool stock_cannot_splice_read(int fd, bool is_stock);
-ssize_t splice_through(int in, int p[2], int out, size_t n,
-		       unsigned int flags);
-ssize_t sendfile_full(int out, int in, size_t n);
-
 void loopback_up(void);
+/* Connected stream sockets, TCP on loopback or AF_UNIX: 0, or an errno */
 int sock_pair(bool tcp, int sv[2]);
 void *sink_main(void *arg);
 
-void on_sigusr1(int sig);
-void sleep_ms(unsigned int ms);
-void *pinger_main(void *arg);
-
-ssize_t rd(int fd, enum rd_method m, void *p, size_t n);
-
-/* The module: load, unload, parameters */
+/* delete_module(2), O_NONBLOCK: 0, or -1 with errno */
 int delete_module(const char *name);
 bool module_busy_errno(int err);
-bool wait_path(const char *path, bool exist, unsigned int ms);
-int load_module(const char *ko, const char *params);
-int param_set(const char *name, const char *val, size_t len);
-int param_get(const char *name, char *buf, size_t size);
-long splice_buffer_size(bool is_stock);
-bool kmsg_says(int kmsg, const char *text);
-/* Whether the running kernel is x86-64, whatever this program is built as */
-bool kernel_is_x86_64(void);
-
-/* Time, memory, and unloading with patience */
-long long now_ns(void);
-long long now_ms(void);
+/* Unload zcdev, trying again for up to ms while it is busy: 0, or errno */
 int unload_module(unsigned int ms);
-long meminfo_kb(const char *field);
-int vm_drop_caches(void);
 
-/* A file that splices zero buffers: fd's, or zczero's if a stock fd cannot */
-int zero_splicer(int fd, bool is_stock);
-/* Whether thread tid of this process sleeps in system call nr within ms */
-bool wait_blocked(pid_t tid, long nr, unsigned int ms);
-
-#endif /* ZCDEV_UTIL_H */
+#endif /* ZCLAB_H */

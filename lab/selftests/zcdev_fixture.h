@@ -15,6 +15,29 @@
 
 #include "zcdev_util.h"
 
+/* The variants' fields every fixture of the devices has */
+#define DEVICE_VARIANT_FIELDS						\
+	const char *path;						\
+	const char *stock;	/* the stock device it must behave like */ \
+	bool is_full;							\
+	bool is_stock
+
+/*
+ * A variant's device, read-write: -1 when it is a stock device that is
+ * absent (the test skips); zcdev missing is a failure, never a skip.
+ */
+static inline int device_open(struct __test_metadata *_metadata,
+			      const char *path, bool is_stock)
+{
+	int fd = open(path, O_RDWR | O_CLOEXEC), err = errno;
+
+	if (fd < 0 && err == ENOENT && is_stock)
+		return -1;
+	ASSERT_LE(0, fd) TH_LOG("open %s: %s%s", path, strerror(err),
+				err == ENOENT ? ": zcdev is not loaded" : "");
+	return fd;
+}
+
 FIXTURE(zcdev) {
 	int fd;		/* the device under test, read-write */
 	int ref;	/* its stock twin, /dev/zero or /dev/full */
@@ -22,10 +45,7 @@ FIXTURE(zcdev) {
 };
 
 FIXTURE_VARIANT(zcdev) {
-	const char *path;
-	const char *stock;	/* the stock device it must behave like */
-	bool is_full;
-	bool is_stock;
+	DEVICE_VARIANT_FIELDS;
 	const char *read_path;	/* zcdev's parameters for the test, if any */
 	const char *read_chunk;
 };
@@ -63,9 +83,8 @@ FIXTURE_SETUP(zcdev)
 	int err;
 
 	self->ref = -1;
-	self->fd = open(variant->path, O_RDWR | O_CLOEXEC);
-	err = errno;
-	if (self->fd < 0 && err == ENOENT && variant->is_stock) {
+	self->fd = device_open(_metadata, variant->path, variant->is_stock);
+	if (self->fd < 0) {
 		/*
 		 * Older harnesses run the test after a SKIP() here: the
 		 * tests return at once when they see self->skip.
@@ -73,10 +92,6 @@ FIXTURE_SETUP(zcdev)
 		self->skip = true;
 		SKIP(return, "%s is absent", variant->path);
 	}
-	/* zcdev missing is a failure, never a skip */
-	ASSERT_LE(0, self->fd) TH_LOG("open %s: %s%s", variant->path,
-				      strerror(err), err == ENOENT ?
-				      ": zcdev is not loaded" : "");
 	self->ref = open(variant->stock, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, self->ref) TH_LOG("open %s: %s", variant->stock,
 				       strerror(errno));
