@@ -22,7 +22,6 @@
  * Each figure is the best of several runs (-r), each run lasting at least
  * the minimum time (-T).  GB/s is 10^9 bytes per second.
  */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
@@ -36,6 +35,9 @@
 #include <sys/mman.h>
 #include <sys/utsname.h>
 
+#include "csv.h"
+#include "zclab.h"
+
 /*
  * glibc's <sys/cdefs.h>, included above, defines __always_inline (used by
  * zcdev_clear.h) and __attribute_noinline__.
@@ -47,9 +49,6 @@
 #error "zcdev_clear.h provides no zc_stosb() for this architecture"
 #endif
 
-#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
-#define KIB		1024UL
-#define MIB		(1024UL * KIB)
 #define MAX_LEN		(64 * MIB)
 #define GUARD		4096UL
 #define NSTRAT		5
@@ -60,14 +59,6 @@
  * and loads it after every chunk (each clear clobbers memory).
  */
 static int stop_flag;
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 /* The stores must happen: dst escapes and memory is clobbered. */
 static inline void escape(void *p)
@@ -179,7 +170,7 @@ static double loop_##name(char *buf, unsigned long len,			\
 			  unsigned long *left)				\
 {									\
 	unsigned long i, off = 0, l = 0;				\
-	double t0 = now();						\
+	double t0 = now_s();						\
 									\
 	for (i = 0; i < iters; i++) {					\
 		char *dst = buf + off;					\
@@ -193,7 +184,7 @@ static double loop_##name(char *buf, unsigned long len,			\
 		}							\
 	}								\
 	*left = l;							\
-	return now() - t0;						\
+	return now_s() - t0;						\
 }
 
 DEFINE_LOOP(stosb, l |= zc_stosb(dst, len))
@@ -228,7 +219,7 @@ static double chunked_##name(char *dst, unsigned long len,		\
 			     unsigned long *left)			\
 {									\
 	unsigned long i, off, n, l = 0;					\
-	double t0 = now();						\
+	double t0 = now_s();						\
 									\
 	for (i = 0; i < iters; i++) {					\
 		for (off = 0; off < len; off += n) {			\
@@ -240,7 +231,7 @@ static double chunked_##name(char *dst, unsigned long len,		\
 		escape(dst);						\
 	}								\
 	*left = l;							\
-	return now() - t0;						\
+	return now_s() - t0;						\
 }
 
 DEFINE_CHUNKED(stosb, zc_stosb)
@@ -367,7 +358,7 @@ static void csv_row(const char *test, unsigned long size, const char *dev,
 		    unsigned long long bytes, double secs, double gbs)
 {
 	if (csv)
-		fprintf(csv, "%s,%lu,1,%s,%llu,%.9f,%.6f\n", test, size, dev,
+		fprintf(csv, "%s,%lu,1,%s,%llu,%.9f,%.6f,,,\n", test, size, dev,
 			bytes, secs, gbs);
 }
 
@@ -626,7 +617,7 @@ int main(int argc, char **argv)
 				strerror(errno));
 			return 1;
 		}
-		fprintf(csv, "test,size,threads,device,bytes,seconds,gbps\n");
+		fprintf(csv, "%s\n", CSV_HEADER);
 	}
 
 	if (uname(&uts))

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Throughput (GB/s, log scale) against buffer, pipe or chunk size (log
-# scale) from a zcbench or clearbench CSV
-# (test,size,threads,device,bytes,seconds,gbps), one PNG:
+# scale) from a zcbench or clearbench CSV (csv.h: its columns are found by
+# their names), one PNG:
 #
 #   gnuplot -c bench/plot.gp IN.csv OUT.png [THREADS [TITLE]]
 #
@@ -24,20 +24,22 @@ outfile = ARG2
 thr = (ARGC >= 3 && strlen(ARG3) > 0) ? ARG3 : "1"
 title = (ARGC >= 4) ? ARG4 : system(sprintf("basename '%s' .csv", infile))
 
-# The family of a test: the panel it goes in.
-fam_awk = "function fam(t) { if (t ~ /^splice/) return \"splice\"; " . \
+# The columns by name (csv.h), and the family of a test: the panel it
+# goes in.
+fam_awk = "NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i } " . \
+	  "function fam(t) { if (t ~ /^splice/) return \"splice\"; " . \
 	  "if (t == \"read\" || t ~ /^uring/) return \"read\"; " . \
 	  "if (t ~ /^tcp/) return \"tcp\"; " . \
 	  "if (t ~ /^chunk/) return \"chunk\"; return t } "
 # Rows that can be plotted: numeric gbps, the wanted thread count, no
-# verdict note (column 10; clearbench's CSV has none), not mmap-touch.
-ok_awk = sprintf("NR > 1 && $3 == %s && $7 ~ /^[0-9.]+$/ && $7 > 0 " . \
-	"&& $10 == \"\" && $1 != \"mmap-touch\"", thr)
+# verdict note, not mmap-touch.
+ok_awk = sprintf("NR > 1 && $c[\"threads\"] == %s && $c[\"gbps\"] ~ /^[0-9.]+$/ " . \
+	"&& $c[\"gbps\"] > 0 && $c[\"verdict\"] == \"\" && $c[\"test\"] != \"mmap-touch\"", thr)
 # The note of the rows left out for it, if any.
-note = system(sprintf("awk -F, 'NR > 1 && $3 == %s && $10 != \"\" " . \
-	"{ print $10; exit }' '%s'", thr, infile))
+note = system(sprintf("awk -F, '%s NR > 1 && $c[\"threads\"] == %s && " . \
+	"$c[\"verdict\"] != \"\" { print $c[\"verdict\"]; exit }' '%s'", fam_awk, thr, infile))
 
-families = system(sprintf("awk -F, '%s %s { f = fam($1); " . \
+families = system(sprintf("awk -F, '%s %s { f = fam($c[\"test\"]); " . \
 	"if (!(f in seen)) { seen[f] = 1; printf \"%%s \", f } }' '%s'", \
 	fam_awk, ok_awk, infile))
 nfam = words(families)
@@ -47,12 +49,13 @@ if (nfam == 0) {
 }
 
 # Series of a family, as test:device words, in order of appearance.
-series(f) = system(sprintf("awk -F, '%s %s && fam($1) == \"%s\" { k = $1 \":\" $4; " . \
+series(f) = system(sprintf("awk -F, '%s %s && fam($c[\"test\"]) == \"%s\" { " . \
+	"k = $c[\"test\"] \":\" $c[\"device\"]; " . \
 	"if (!(k in seen)) { seen[k] = 1; printf \"%%s \", k } }' '%s'", \
 	fam_awk, ok_awk, f, infile))
 # Data of one series: size and GB/s.
-data(f, k) = sprintf("< awk -F, '%s && $1 \":\" $4 == \"%s\" { print $2, $7 }' '%s'", \
-	ok_awk, k, infile)
+data(f, k) = sprintf("< awk -F, '%s %s && $c[\"test\"] \":\" $c[\"device\"] == \"%s\" " . \
+	"{ print $c[\"size\"], $c[\"gbps\"] }' '%s'", fam_awk, ok_awk, k, infile)
 # Panel titles say what x is (an x label would collide with the key).
 ptitle(f) = (f eq "splice") ? "splice: DEV -> pipe -> sink; x: pipe size" : \
 	    (f eq "read") ? "read() and io_uring reads; x: read size" : \

@@ -1,8 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# bench/out/NAME.png from every bench/out/NAME.csv (zcbench or clearbench
-# CSV), for the rows with one thread; and bench/out/NAME-tN.png for the
+# lab/bench/out/NAME.png from every lab/bench/out/NAME.csv (zcbench or
+# clearbench CSV, csv.h), for the rows with one thread; and bench/out/NAME-tN.png for the
 # rows with the most threads N when the CSV has more than one thread.
 #   bench/plot.sh [FILE.csv...]          (default: bench/out/*.csv)
 # TITLE=... sets the plot title (default: the file name).
@@ -23,7 +23,9 @@ for csv in "$@"; do
 	else
 		fail=1
 	fi
-	max=$(awk -F, 'NR > 1 && $3 + 0 > m { m = $3 + 0 } END { print m + 0 }' "$csv")
+	# the most threads of a row: the column named so (csv.h)
+	max=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "threads") t = i; next }
+		$t + 0 > m { m = $t + 0 } END { print m + 0 }' "$csv")
 	if [ "$max" -gt 1 ]; then
 		if gnuplot -c "$here/plot.gp" "$csv" "$base-t$max.png" "$max" "$title"; then
 			echo "$base-t$max.png"

@@ -17,7 +17,6 @@
  * Twice over, to show they repeat.  Unlike zcbench's figures, these have
  * no thread start, join or teardown in them.
  */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -27,16 +26,10 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 
+#include "zclab.h"
+
 #define PIPE_LEN	(1024 * 1024)
 #define WARM		100
-
-static double now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1e9 + t.tv_nsec;
-}
 
 /* One round trip of len bytes; false on a failed or short splice. */
 static int round_trip(int in, int pw, int pr, int out, size_t len)

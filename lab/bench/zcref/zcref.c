@@ -2,13 +2,14 @@
 /*
  * zcref: /dev/zcref, a test-only reference for zcbench.
  *
- * The mm tree has queued a patch that makes stock /dev/zero splice the
- * zero page: splice_read_zero() in mm/char-mem.c fills the free slots of
- * the pipe with PAGE_SIZE buffers of ZERO_PAGE(0), whose operations do
- * nothing on get and release and refuse to be stolen.  Kernels without
- * it copy (copy_splice_read, 6.5 and later) or cannot splice /dev/zero
- * at all (6.1), so this module runs that patch's loop on any of them and
- * zcbench measures it beside /dev/zczero in the same run ("zeropatch").
+ * A patch proposed for /dev/zero (in no tree's archive up to October
+ * 2026: not the mm tree, linux-next or mainline) makes it splice the zero
+ * page: splice_read_zero() fills the free slots of the pipe with
+ * PAGE_SIZE buffers of ZERO_PAGE(0), whose operations do nothing on get
+ * and release and refuse to be stolen.  Stock kernels copy
+ * (copy_splice_read, 6.5 and later) or cannot splice /dev/zero at all
+ * (6.1), so this module runs that patch's loop on any of them and zcbench
+ * measures it beside /dev/zczero in the same run ("zeropatch").
  *
  * splice_read is that patch's loop and nothing else; read_iter,
  * write_iter and splice_write are those of stock /dev/zero
@@ -208,4 +209,4 @@ static void __exit zcref_exit(void)
 module_init(zcref_init);
 module_exit(zcref_exit);
 MODULE_LICENSE("GPL");
-MODULE_DESCRIPTION("zcbench reference: the mm tree's /dev/zero zero-page splice");
+MODULE_DESCRIPTION("zcbench reference: the zero-page splice proposed for /dev/zero");

@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * zcbench, splice: DEV -> pipe -> /dev/null (splice-null), the same with a
+ * reader thread splicing the pipe on (splice-reader), and DEV -> pipe ->
+ * DEV (splice-self), against REF, the zero-page patch's loop (-z) and
+ * vmsplice of a zeroed buffer.  64 KiB and 1 MiB pipes; every thread has
+ * its own source, pipe and sink.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+
+#include "zcbench.h"
+
+/* Move len bytes from the pipe to the sink; returns false on error. */
+bool drain(struct worker *w, size_t len)
+{
+	while (len) {
+		ssize_t n = splice(w->pipe_r, NULL, w->sink, NULL, len,
+				   SPLICE_F_MOVE);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			fail_sys(w, "splice(pipe->sink)");
+			return false;
+		}
+		if (n == 0) {
+			set_status(&w->status, w->msg, ST_ERROR,
+				   "splice(pipe->sink): returned 0");
+			return false;
+		}
+		len -= n;
+	}
+	return true;
+}
+
+/* Put up to len bytes into the pipe from the source; <0 on error. */
+ssize_t fill(struct worker *w, size_t len)
+{
+	ssize_t n;
+
+	for (;;) {
+		if (w->m->kind == K_SPLICE) {
+			n = splice(w->src, NULL, w->pipe_w, NULL, len,
+				   SPLICE_F_MOVE);
+		} else {
+			struct iovec iov = { .iov_base = w->buf, .iov_len = len };
+
+			n = vmsplice(w->pipe_w, &iov, 1, 0);
+		}
+		if (n >= 0 || errno != EINTR)
+			return n;
+	}
+}
+
+static void *reader_main(void *arg)
+{
+	struct worker *w = arg;
+	size_t len = w->m->size;
+
+	for (;;) {
+		ssize_t n = splice(w->pipe_r, NULL, w->sink, NULL, len,
+				   SPLICE_F_MOVE);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			set_status(&w->reader_status, w->reader_msg, ST_ERROR,
+				   "splice(pipe->/dev/null) in reader: %s",
+				   strerror(errno));
+			break;
+		}
+		if (n == 0)
+			break;	/* writer closed the pipe */
+		w->reader_done += n;
+	}
+	/* A writer blocked on a full pipe gets EPIPE instead of hanging. */
+	close(w->pipe_r);
+	return NULL;
+}
+
+/* A pipe of size bytes; false (and the status set) on failure. */
+bool make_pipe(struct worker *w, int *rd, int *wr, size_t size)
+{
+	int fds[2];
+	int ret;
+
+	if (pipe2(fds, O_CLOEXEC)) {
+		fail_sys(w, "pipe2");
+		return false;
+	}
+	*rd = fds[0];
+	*wr = fds[1];
+	ret = fcntl(*wr, F_SETPIPE_SZ, (int)size);
+	if (ret < 0) {
+		fail_sys(w, "fcntl(F_SETPIPE_SZ)");
+		return false;
+	}
+	if ((size_t)ret < size) {
+		set_status(&w->status, w->msg, ST_ERROR,
+			   "fcntl(F_SETPIPE_SZ): got %d, wanted %zu", ret, size);
+		return false;
+	}
+	return true;
+}
+
+void setup_pipe(struct worker *w)
+{
+	const struct meas *m = w->m;
+	ssize_t n;
+
+	if (!make_pipe(w, &w->pipe_r, &w->pipe_w, m->size))
+		return;
+
+	if (m->sink == SINK_DEV)
+		w->sink = open_dev(w, m->sink_path, O_WRONLY);
+	else
+		w->sink = open(null_path, O_WRONLY | O_CLOEXEC);
+	if (w->sink < 0) {
+		if (w->status == ST_OK)
+			fail_sys(w, "open /dev/null");
+		return;
+	}
+
+	/* Zeroed source buffer for vmsplice, touched so it has real pages. */
+	if (m->kind == K_VMSPLICE) {
+		if (!alloc_buf(w, m->size))
+			return;
+		memset(w->buf, 0, m->size);
+	}
+
+	/* Check the first pipe-full: read it back and look at it. */
+	n = fill(w, m->size);
+	if (n < 0) {
+		if (m->kind == K_SPLICE && errno == EINVAL)
+			set_status(&w->status, w->msg, ST_UNSUPPORTED,
+				   "splice from %s: EINVAL", m->path);
+		else
+			fail_sys(w, m->kind == K_SPLICE ? "splice(dev->pipe)" :
+				 "vmsplice");
+		return;
+	}
+	if (n == 0) {
+		set_status(&w->status, w->msg, ST_ERROR,
+			   "splice(dev->pipe): returned 0 (EOF)");
+		return;
+	}
+	{
+		unsigned char *tmp = malloc(n);
+		ssize_t off = 0;
+
+		if (!tmp) {
+			fail_sys(w, "malloc");
+			return;
+		}
+		memset(tmp, 0xa5, n);
+		while (off < n) {
+			ssize_t r = read(w->pipe_r, tmp + off, n - off);
+
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0) {
+				if (r == 0)
+					errno = EIO;
+				fail_sys(w, "read(pipe)");
+				break;
+			}
+			off += r;
+		}
+		if (w->status == ST_OK)
+			check_zero(w, tmp, n, "splice");
+		free(tmp);
+	}
+	if (w->status != ST_OK)
+		return;
+
+	if (m->sink == SINK_READER) {
+		errno = pthread_create(&w->reader, NULL, reader_main, w);
+		if (errno) {
+			fail_sys(w, "pthread_create(reader)");
+			return;
+		}
+		w->reader_started = true;
+	}
+}
+
+void run_pipe(struct worker *w)
+{
+	const struct meas *m = w->m;
+	unsigned long iter = 0;
+
+	while (w->done < w->target) {
+		size_t want = m->size;
+		ssize_t n;
+
+		if (want > w->target - w->done)
+			want = w->target - w->done;
+		n = fill(w, want);
+		if (n < 0) {
+			fail_sys(w, m->kind == K_SPLICE ? "splice(dev->pipe)" :
+				 "vmsplice");
+			break;
+		}
+		if (n == 0) {
+			set_status(&w->status, w->msg, ST_ERROR,
+				   "splice(dev->pipe): returned 0 (EOF)");
+			break;
+		}
+		w->done += n;
+		if (m->sink != SINK_READER && !drain(w, n))
+			break;
+		if (time_up(++iter))
+			break;
+	}
+}
+
+const size_t pipe_sizes[2] = { 64 * KIB, 1 * MIB };
+
+void splice_group(const char *test, enum sink_kind sink, size_t size,
+		  int threads)
+{
+	struct meas m = {
+		.test = test, .sink = sink, .size = size, .threads = threads,
+	};
+	const struct result *d, *ref = NULL, *pat = NULL, *p;
+
+	m.kind = K_SPLICE;
+	m.path = dev_path;
+	m.sink_path = dev_path;
+	m.label = dev_label;
+	d = do_meas(&m);
+	if (sink != SINK_DEV) {
+		m.path = ref_path;
+		m.label = ref_label;
+		ref = do_meas(&m);
+	}
+	if (patch_path) {
+		/* splice-self: into itself, as the patched /dev/zero would */
+		m.path = patch_path;
+		m.sink_path = patch_path;
+		m.label = PATCH_LABEL;
+		pat = do_meas(&m);
+		m.sink_path = dev_path;
+	}
+	m.kind = K_VMSPLICE;
+	m.path = NULL;
+	m.label = "vmsplice";
+	p = do_meas(&m);
+
+	print_row(d, ref, p, pat);
+	if (ref)
+		print_row(ref, NULL, NULL, NULL);
+	if (pat)
+		print_row(pat, NULL, NULL, NULL);
+	print_row(p, NULL, NULL, NULL);
+}
+
