@@ -7,7 +7,7 @@
 # (ZCDEV_FAULT=leak) through kmemleak's step alone (lab/guest/smoke.sh).
 
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=lab/stages/lib.sh
 . lab/stages/lib.sh
 lane_has built debug && [ -n "$LANE_OUT" ] || exit 0

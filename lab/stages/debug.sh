@@ -7,7 +7,7 @@
 # kernel.
 
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=lab/stages/lib.sh
 . lab/stages/lib.sh
 [ -e "${LANE_OUT:-}/debug-build.started" ] || exit 0

@@ -16,7 +16,7 @@
 #   (ZCDEV_FAULT=dirty) logs nothing: zcdev_fuzz alone can see it, and must.
 
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=lab/stages/lib.sh
 . lab/stages/lib.sh
 [ -s "${LANE_OUT:-}/built" ] || exit 0

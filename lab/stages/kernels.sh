@@ -15,7 +15,7 @@
 # each takes 17 s there.
 
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=lab/stages/lib.sh
 . lab/stages/lib.sh
 [ -n "$LANE_OUT" ] || { echo "kernels: run by lab/check.sh" >&2; exit 2; }

@@ -6,7 +6,7 @@
 # that it must refuse, to prove it live.
 
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=lab/stages/lib.sh
 . lab/stages/lib.sh
 OUT=${LANE_OUT:-$PWD/out}/lint

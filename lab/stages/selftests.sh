@@ -7,7 +7,7 @@
 # (lab/selftests/Makefile: emit_lane).
 
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=lab/stages/lib.sh
 . lab/stages/lib.sh
 OUT=${LANE_OUT:-$PWD/out}/selftests

@@ -9,7 +9,7 @@
 # of sid as its mirror has it.
 
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=lab/stages/lib.sh
 . lab/stages/lib.sh
 [ -e "${LANE_OUT:-}/sid-deb.started" ] || exit 0

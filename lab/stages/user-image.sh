@@ -8,7 +8,7 @@
 # when the lane runs on a user's kernel itself.
 
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=lab/stages/lib.sh
 . lab/stages/lib.sh
 lane_has built 7 && [ -n "$LANE_OUT" ] && [ -z "${ZCDEV_IMAGE:-}" ] || exit 0
