@@ -84,7 +84,7 @@ root_apt() {
 # --- the build root and the source's version ------------------------------
 if [ ! -e "$ROOT/.zcdev-ready" ]; then
 	say "no trixie build root: making it (lab/vm/setup.sh 7)"
-	"$HERE/lab-setup" 7
+	"$HERE/setup.sh" 7
 fi
 [ -e "$ROOT/.zcdev-ready" ] || die "no trixie build root in $ROOT"
 

@@ -107,7 +107,7 @@ chmod +x "$root/init"
 (cd "$root" && find . | cpio -o -H newc --quiet) >"$work/initrd"
 
 # KVM only where a test guest has proven it runs (lab/vm/accel.sh).
-ACCEL=${ZCDEV_ACCEL:-$("$(dirname "$0")"/vm-accel "$VMLINUZ" 2>/dev/null)}
+ACCEL=${ZCDEV_ACCEL:-$("$(dirname "$0")"/accel.sh "$VMLINUZ" 2>/dev/null)}
 accel=(-accel tcg -cpu max)
 [ "$ACCEL" = kvm ] && accel=(-accel kvm -cpu host)
 # Warnings reach the console (loglevel=5, not quiet), and any warning,

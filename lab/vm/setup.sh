@@ -303,7 +303,7 @@ for k in "${KERNELS[@]}"; do
 	debug)	# its own lock; the lab's is not held through a long build
 		setup_trixie_root >/dev/null
 		flock -u 9
-		"$(dirname "$0")/debug-kernel"
+		"$(dirname "$0")/debug-kernel.sh"
 		flock 9 ;;
 	sid)	setup_sid_kernel ;;
 	cross)	setup_cross
