@@ -391,12 +391,10 @@ FIXTURE_VARIANT(drain) {
 	DEVICE_VARIANT_FIELDS;
 };
 
-FIXTURE_VARIANT_ADD(drain, zczero) { .path = "/dev/zczero", .stock = "/dev/zero" };
-FIXTURE_VARIANT_ADD(drain, zcfull) { .path = "/dev/zcfull", .stock = "/dev/full", .is_full = 1 };
-FIXTURE_VARIANT_ADD(drain, ref_zero) { .path = "/dev/zero", .stock = "/dev/zero", .is_stock = 1 };
-FIXTURE_VARIANT_ADD(drain, ref_full) {
-	.path = "/dev/full", .stock = "/dev/full", .is_full = 1, .is_stock = 1
-};
+FIXTURE_VARIANT_ADD(drain, zczero) { ZCZERO_DEV };
+FIXTURE_VARIANT_ADD(drain, zcfull) { ZCFULL_DEV };
+FIXTURE_VARIANT_ADD(drain, ref_zero) { REF_ZERO_DEV };
+FIXTURE_VARIANT_ADD(drain, ref_full) { REF_FULL_DEV };
 
 FIXTURE_SETUP(drain)
 {

@@ -22,6 +22,13 @@
 	bool is_full;							\
 	bool is_stock
 
+/* The devices, as a variant's first fields */
+#define ZCZERO_DEV	.path = "/dev/zczero", .stock = "/dev/zero"
+#define ZCFULL_DEV	.path = "/dev/zcfull", .stock = "/dev/full", .is_full = true
+#define REF_ZERO_DEV	.path = "/dev/zero", .stock = "/dev/zero", .is_stock = true
+#define REF_FULL_DEV	.path = "/dev/full", .stock = "/dev/full", .is_full = true, \
+			.is_stock = true
+
 /*
  * A variant's device, read-write: -1 when it is a stock device that is
  * absent (the test skips); zcdev missing is a failure, never a skip.
@@ -50,29 +57,10 @@ FIXTURE_VARIANT(zcdev) {
 	const char *read_chunk;
 };
 
-FIXTURE_VARIANT_ADD(zcdev, zczero) {
-	.path = "/dev/zczero",
-	.stock = "/dev/zero",
-};
-
-FIXTURE_VARIANT_ADD(zcdev, zcfull) {
-	.path = "/dev/zcfull",
-	.stock = "/dev/full",
-	.is_full = true,
-};
-
-FIXTURE_VARIANT_ADD(zcdev, ref_zero) {
-	.path = "/dev/zero",
-	.stock = "/dev/zero",
-	.is_stock = true,
-};
-
-FIXTURE_VARIANT_ADD(zcdev, ref_full) {
-	.path = "/dev/full",
-	.stock = "/dev/full",
-	.is_full = true,
-	.is_stock = true,
-};
+FIXTURE_VARIANT_ADD(zcdev, zczero) { ZCZERO_DEV };
+FIXTURE_VARIANT_ADD(zcdev, zcfull) { ZCFULL_DEV };
+FIXTURE_VARIANT_ADD(zcdev, ref_zero) { REF_ZERO_DEV };
+FIXTURE_VARIANT_ADD(zcdev, ref_full) { REF_FULL_DEV };
 
 /* The parameters' defaults, which the teardown puts back */
 #define READ_PATH_DEFAULT	"auto"

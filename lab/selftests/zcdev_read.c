@@ -46,43 +46,29 @@
  * and the kernel's clear_user(), and the chunk at its bounds (one page,
  * 64 MiB).  The default (auto, 1 MiB) is the plain zczero variant.
  */
-FIXTURE_VARIANT_ADD(zcdev, zczero_stosb) {
-	.path = "/dev/zczero",
-	.stock = "/dev/zero",
-	.read_path = "stosb",
-};
-
-FIXTURE_VARIANT_ADD(zcdev, zczero_kernel) {
-	.path = "/dev/zczero",
-	.stock = "/dev/zero",
-	.read_path = "kernel",
-};
-
-FIXTURE_VARIANT_ADD(zcdev, zcfull_kernel) {
-	.path = "/dev/zcfull",
-	.stock = "/dev/full",
-	.is_full = true,
-	.read_path = "kernel",
-};
-
-FIXTURE_VARIANT_ADD(zcdev, zczero_chunk_min) {
-	.path = "/dev/zczero",
-	.stock = "/dev/zero",
-	.read_chunk = "4096",
-};
-
-FIXTURE_VARIANT_ADD(zcdev, zczero_chunk_max) {
-	.path = "/dev/zczero",
-	.stock = "/dev/zero",
-	.read_chunk = "67108864",
-};
-
+FIXTURE_VARIANT_ADD(zcdev, zczero_stosb) { ZCZERO_DEV, .read_path = "stosb" };
+FIXTURE_VARIANT_ADD(zcdev, zczero_kernel) { ZCZERO_DEV, .read_path = "kernel" };
+FIXTURE_VARIANT_ADD(zcdev, zcfull_kernel) { ZCFULL_DEV, .read_path = "kernel" };
+FIXTURE_VARIANT_ADD(zcdev, zczero_chunk_min) { ZCZERO_DEV, .read_chunk = "4096" };
+FIXTURE_VARIANT_ADD(zcdev, zczero_chunk_max) { ZCZERO_DEV, .read_chunk = "67108864" };
 FIXTURE_VARIANT_ADD(zcdev, zczero_kernel_chunk_min) {
-	.path = "/dev/zczero",
-	.stock = "/dev/zero",
-	.read_path = "kernel",
-	.read_chunk = "4096",
+	ZCZERO_DEV, .read_path = "kernel", .read_chunk = "4096"
 };
+
+/* n bytes of FILL, which every one of the nr iovecs points at */
+static unsigned char *iov_same(struct iovec *iov, unsigned int nr, size_t n)
+{
+	unsigned char *buf = map_anon(n);
+	unsigned int i;
+
+	if (buf)
+		memset(buf, FILL, n);
+	for (i = 0; i < nr; i++) {
+		iov[i].iov_base = buf;
+		iov[i].iov_len = n;
+	}
+	return buf;
+}
 
 TEST_F(zcdev, node)
 {
@@ -505,13 +491,8 @@ TEST_F_TIMEOUT(zcdev, read_interrupted, 240)
 
 	if (self->skip)
 		return;
-	buf = map_anon(n);
+	buf = iov_same(iov, ARRAY_SIZE(iov), n);
 	ASSERT_NE(NULL, buf);
-	memset(buf, FILL, n);
-	for (i = 0; i < ARRAY_SIZE(iov); i++) {
-		iov[i].iov_base = buf;
-		iov[i].iov_len = n;
-	}
 	/* 2 GiB asked for: the kernel caps it at MAX_RW_COUNT */
 	want = max_rw();
 
@@ -598,13 +579,8 @@ TEST_F_TIMEOUT(zcdev, signal_returns_soon, 240)
 
 	if (self->skip)
 		return;
-	buf = map_anon(n);
+	buf = iov_same(iov, ARRAY_SIZE(iov), n);
 	ASSERT_NE(NULL, buf);
-	memset(buf, FILL, n);
-	for (i = 0; i < ARRAY_SIZE(iov); i++) {
-		iov[i].iov_base = buf;
-		iov[i].iov_len = n;
-	}
 	sigemptyset(&sa.sa_mask);
 	ASSERT_EQ(0, sigaction(SIGALRM, &sa, NULL));
 	for (i = 0; i < 20 && took < 0; i++) {

@@ -38,6 +38,23 @@
 
 #include "zcdev_fixture.h"
 
+/*
+ * A splice test's start: false when there is nothing to test (the device
+ * is absent, or a stock one that cannot splice on this kernel, and the
+ * test skipped); else a new pipe in p.
+ */
+static bool splice_ready(struct __test_metadata *_metadata,
+			 struct _test_data_zcdev *self,
+			 const struct _fixture_variant_zcdev *variant, int p[2])
+{
+	if (self->skip)
+		return false;
+	if (stock_cannot_splice_read(self->fd, variant->is_stock))
+		SKIP(return false, "%s cannot splice on this kernel", variant->path);
+	ASSERT_EQ(0, pipe2(p, O_CLOEXEC));
+	return true;
+}
+
 TEST_F(zcdev, splice_sizes)
 {
 	static const size_t sizes[] = {
@@ -47,11 +64,8 @@ TEST_F(zcdev, splice_sizes)
 	int p[2];
 	loff_t off;
 
-	if (self->skip)
+	if (!splice_ready(_metadata, self, variant, p))
 		return;
-	if (stock_cannot_splice_read(self->fd, variant->is_stock))
-		SKIP(return, "%s cannot splice on this kernel", variant->path);
-	ASSERT_EQ(0, pipe2(p, O_CLOEXEC));
 	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
 		EXPECT_EQ((ssize_t)sizes[i], splice(self->fd, NULL, p[1], NULL,
 						    sizes[i], 0))
@@ -133,11 +147,8 @@ TEST_F_TIMEOUT(zcdev, splice_fill_pipe, 120)
 	int p[2], size, err;
 	long total;
 
-	if (self->skip)
+	if (!splice_ready(_metadata, self, variant, p))
 		return;
-	if (stock_cannot_splice_read(self->fd, variant->is_stock))
-		SKIP(return, "%s cannot splice on this kernel", variant->path);
-	ASSERT_EQ(0, pipe2(p, O_CLOEXEC));
 	size = fcntl(p[1], F_GETPIPE_SZ);
 	ASSERT_LT(0, size);
 	EXPECT_EQ(65536, size);
@@ -186,11 +197,8 @@ TEST_F_TIMEOUT(zcdev, splice_buffer_size, 120)
 	long buf = splice_buffer_size(variant->is_stock);
 	int p[2], q[2], null, size;
 
-	if (self->skip)
+	if (!splice_ready(_metadata, self, variant, p))
 		return;
-	if (stock_cannot_splice_read(self->fd, variant->is_stock))
-		SKIP(return, "%s cannot splice on this kernel", variant->path);
-	ASSERT_EQ(0, pipe2(p, O_CLOEXEC));
 	ASSERT_EQ(0, pipe2(q, O_CLOEXEC));
 	null = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	ASSERT_LE(0, null);
@@ -286,11 +294,8 @@ TEST_F_TIMEOUT(zcdev, splice_to_file, 120)
 	int p[2], f;
 	loff_t off;
 
-	if (self->skip)
+	if (!splice_ready(_metadata, self, variant, p))
 		return;
-	if (stock_cannot_splice_read(self->fd, variant->is_stock))
-		SKIP(return, "%s cannot splice on this kernel", variant->path);
-	ASSERT_EQ(0, pipe2(p, O_CLOEXEC));
 	f = tmpfs_file();
 	ASSERT_LE(0, f);
 	fb = malloc(flen);
@@ -330,11 +335,8 @@ TEST_F_TIMEOUT(zcdev, splice_to_socket, 120)
 	int p[2], sv[2], err;
 	unsigned int tcp;
 
-	if (self->skip)
+	if (!splice_ready(_metadata, self, variant, p))
 		return;
-	if (stock_cannot_splice_read(self->fd, variant->is_stock))
-		SKIP(return, "%s cannot splice on this kernel", variant->path);
-	ASSERT_EQ(0, pipe2(p, O_CLOEXEC));
 	for (tcp = 0; tcp < 2; tcp++) {
 		err = sock_pair(tcp, sv);
 		if (err && tcp)

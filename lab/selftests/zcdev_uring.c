@@ -51,6 +51,21 @@ static int uring_unavailable(void)
 	return 0;
 }
 
+/*
+ * An io_uring of 8 entries for a test: false when the kernel has no
+ * io_uring, and the test skipped.
+ */
+static bool ring_init(struct __test_metadata *_metadata, struct io_uring *ring)
+{
+	int ret = uring_unavailable();
+
+	if (ret)
+		SKIP(return false, "io_uring unavailable: %s", strerror(ret));
+	ret = io_uring_queue_init(8, ring, 0);
+	ASSERT_EQ(0, ret) TH_LOG("io_uring_queue_init: %s", strerror(-ret));
+	return true;
+}
+
 enum uring_op { UR_READ, UR_READV, UR_ASYNC, UR_FIXED, UR_WRITE, UR_NR };
 
 /* One request on its own: the completion's result, or -errno */
@@ -119,11 +134,8 @@ TEST_F_TIMEOUT(zcdev, io_uring, 120)
 
 	if (self->skip)
 		return;
-	ret = uring_unavailable();
-	if (ret)
-		SKIP(return, "io_uring unavailable: %s", strerror(ret));
-	ret = io_uring_queue_init(8, &ring, 0);
-	ASSERT_EQ(0, ret) TH_LOG("io_uring_queue_init: %s", strerror(-ret));
+	if (!ring_init(_metadata, &ring))
+		return;
 
 	for (s = 0; s < ARRAY_SIZE(sizes); s++) {
 		for (o = 0; o < 2; o++) {
@@ -208,13 +220,10 @@ TEST_F_TIMEOUT(zcdev, uring_splice_tee, 120)
 
 	if (self->skip)
 		return;
-	ret = uring_unavailable();
-	if (ret)
-		SKIP(return, "io_uring unavailable: %s", strerror(ret));
 	if (stock_cannot_splice_read(self->fd, variant->is_stock))
 		SKIP(return, "%s cannot splice on this kernel", variant->path);
-	ret = io_uring_queue_init(8, &ring, 0);
-	ASSERT_EQ(0, ret) TH_LOG("io_uring_queue_init: %s", strerror(-ret));
+	if (!ring_init(_metadata, &ring))
+		return;
 	ASSERT_EQ(0, pipe2(p1, O_CLOEXEC));
 	ASSERT_EQ(0, pipe2(p2, O_CLOEXEC));
 	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
@@ -343,11 +352,8 @@ TEST_F_TIMEOUT(zcdev, uring_async_read_whole, 120)
 
 	if (self->skip)
 		return;
-	ret = uring_unavailable();
-	if (ret)
-		SKIP(return, "io_uring unavailable: %s", strerror(ret));
-	ret = io_uring_queue_init(8, &ring, 0);
-	ASSERT_EQ(0, ret) TH_LOG("io_uring_queue_init: %s", strerror(-ret));
+	if (!ring_init(_metadata, &ring))
+		return;
 	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
 		n = sizes[i];
 		ASSERT_EQ(0, gbuf_init(&b, n, 5));
