@@ -343,17 +343,6 @@ static void bench(struct figure *f, int n)
 	}
 }
 
-static const char *size_str(unsigned long size, char *buf, size_t len)
-{
-	if (size >= MIB && size % MIB == 0)
-		snprintf(buf, len, "%luM", size / MIB);
-	else if (size >= KIB && size % KIB == 0)
-		snprintf(buf, len, "%luK", size / KIB);
-	else
-		snprintf(buf, len, "%lu", size);
-	return buf;
-}
-
 static void csv_row(const char *test, unsigned long size, const char *dev,
 		    unsigned long long bytes, double secs, double gbs)
 {
@@ -517,22 +506,10 @@ static void run_chunks(unsigned long chunk_total)
 
 static bool parse_tests(char *s)
 {
-	char *tok, *save;
+	static const char *const names[] = { "sizes", "cold", "chunks" };
+	bool *const flags[] = { &do_sizes, &do_cold, &do_chunks };
 
-	do_sizes = false;
-	do_cold = false;
-	do_chunks = false;
-	for (tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (!strcmp(tok, "sizes"))
-			do_sizes = true;
-		else if (!strcmp(tok, "cold"))
-			do_cold = true;
-		else if (!strcmp(tok, "chunks"))
-			do_chunks = true;
-		else
-			return false;
-	}
-	return do_sizes || do_cold || do_chunks;
+	return parse_list(s, names, flags, ARRAY_SIZE(names));
 }
 
 int main(int argc, char **argv)

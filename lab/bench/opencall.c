@@ -55,23 +55,14 @@ int main(int argc, char **argv)
 {
 	static const char *const stock[] = { "/dev/zero", "/dev/zczero" };
 	static const unsigned int threads[] = { 1, 2, 4 };
-	const char *const *devs = stock;
+	const char *const *devs;
 	struct runner r[4];
-	int ndevs = 2, opt, d, t, i;
+	int ndevs = 2, d, t, i;
 	double secs = 2, start;
 	unsigned long total;
 
-	while ((opt = getopt(argc, argv, "t:")) != -1) {
-		if (opt != 't') {
-			fprintf(stderr, "usage: opencall [-t SECONDS] [DEVICE...]\n");
-			return 2;
-		}
-		secs = atof(optarg);
-	}
-	if (optind < argc) {
-		devs = (const char *const *)argv + optind;
-		ndevs = argc - optind;
-	}
+	devs = bench_args(argc, argv, "opencall [-t SECONDS] [DEVICE...]", 't', 0.01,
+			  &secs, stock, &ndevs);
 	for (d = 0; d < ndevs; d++) {
 		for (t = 0; t < (int)ARRAY_SIZE(threads); t++) {
 			memset(r, 0, sizeof(r));

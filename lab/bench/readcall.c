@@ -24,22 +24,14 @@ int main(int argc, char **argv)
 {
 	static const char *const stock[] = { "/dev/zero", "/dev/zczero" };
 	static const size_t sizes[] = { 1, 64, 1024 };
-	const char *const *devs = stock;
+	int ndevs = 2, calls, round, d, s, i, fd;
+	const char *const *devs;
 	static char buf[1024];
-	int ndevs = 2, calls = 20000, opt, round, d, s, i, fd;
-	double t;
+	double t, n = 20000;
 
-	while ((opt = getopt(argc, argv, "n:")) != -1) {
-		if (opt != 'n') {
-			fprintf(stderr, "usage: readcall [-n CALLS] [DEVICE...]\n");
-			return 2;
-		}
-		calls = atoi(optarg);
-	}
-	if (optind < argc) {
-		devs = (const char *const *)argv + optind;
-		ndevs = argc - optind;
-	}
+	devs = bench_args(argc, argv, "readcall [-n CALLS] [DEVICE...]", 'n', 1, &n,
+			  stock, &ndevs);
+	calls = n;
 	for (round = 0; round < 2; round++) {
 		for (d = 0; d < ndevs; d++) {
 			fd = open(devs[d], O_RDONLY | O_CLOEXEC);

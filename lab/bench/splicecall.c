@@ -87,23 +87,13 @@ int main(int argc, char **argv)
 		"/dev/zczero", "/dev/zcref", "/dev/zero",
 	};
 	static const size_t sizes[] = { 4096, PIPE_LEN };
-	const char *const *devs = stock;
-	int ndevs = 3, rounds = 20000, opt, round, d, s, i, ok = 1;
-	double t;
+	int ndevs = 3, rounds, round, d, s, i, ok = 1;
+	const char *const *devs;
+	double t, n = 20000;
 
-	while ((opt = getopt(argc, argv, "n:")) != -1) {
-		if (opt != 'n') {
-			fprintf(stderr, "usage: splicecall [-n ROUNDS] [DEVICE...]\n");
-			return 2;
-		}
-		rounds = atoi(optarg);
-		if (rounds < 1)
-			rounds = 1;
-	}
-	if (optind < argc) {
-		devs = (const char *const *)argv + optind;
-		ndevs = argc - optind;
-	}
+	devs = bench_args(argc, argv, "splicecall [-n ROUNDS] [DEVICE...]", 'n', 1, &n,
+			  stock, &ndevs);
+	rounds = n;
 	for (round = 0; round < 2; round++) {
 		for (i = 0; i < WARM; i++)
 			syscall(SYS_getppid);

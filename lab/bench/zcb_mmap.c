@@ -182,9 +182,7 @@ void map_group(void)
 	d = map_meas(dev_path, dev_label);
 	ref = map_meas(ref_path, ref_label);
 	p = map_meas(NULL, "anon");
-	print_row(d, ref, p, NULL);
-	print_row(ref, NULL, NULL, NULL);
-	print_row(p, NULL, NULL, NULL);
+	print_rows(d, ref, p, NULL, &p, 1);
 }
 
 /* The system's THP setting, the bracketed word of "enabled". */

@@ -106,17 +106,10 @@ void run_read(struct worker *w)
 			n = m->size;
 		} else {
 			n = read(w->src, w->buf, m->size);
-			if (n < 0) {
-				if (errno == EINTR)
-					continue;
-				fail_sys(w, "read");
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (!moved(w, n, "read"))
 				break;
-			}
-			if (n == 0) {
-				set_status(&w->status, w->msg, ST_ERROR,
-					   "read: returned 0");
-				break;
-			}
 		}
 		w->done += n;
 		if (time_up(++iter))
@@ -200,20 +193,14 @@ void read_group(const char *test, enum kind kind, unsigned int qd,
 		.threads = threads,
 	};
 	const struct result *d, *ref, *p;
-	bool own_peer = kind == K_READ;
+	bool own_peer = kind == K_READ, skip = kind == K_URING && !uring_ok;
 
 	m.path = dev_path;
 	m.label = dev_label;
-	if (kind == K_URING && !uring_ok)
-		d = skip_meas(&m, ST_SKIPPED, uring_msg);
-	else
-		d = do_meas(&m);
+	d = skip ? skip_meas(&m, ST_SKIPPED, uring_msg) : do_meas(&m);
 	m.path = ref_path;
 	m.label = ref_label;
-	if (kind == K_URING && !uring_ok)
-		ref = skip_meas(&m, ST_SKIPPED, uring_msg);
-	else
-		ref = do_meas(&m);
+	ref = skip ? skip_meas(&m, ST_SKIPPED, uring_msg) : do_meas(&m);
 	if (own_peer) {
 		m.kind = K_MEMSET;
 		m.path = NULL;
@@ -223,10 +210,7 @@ void read_group(const char *test, enum kind kind, unsigned int qd,
 		p = find("read", "memset", size, threads);
 	}
 
-	print_row(d, ref, p, NULL);
-	print_row(ref, NULL, NULL, NULL);
-	if (own_peer)
-		print_row(p, NULL, NULL, NULL);
+	print_rows(d, ref, p, NULL, &p, own_peer);
 }
 
 void probe_uring(void)

@@ -56,17 +56,6 @@ void fail_sys(struct worker *w, const char *name)
 		   strerror(errno));
 }
 
-const char *size_str(size_t size, char *buf, size_t len)
-{
-	if (size >= MIB && size % MIB == 0)
-		snprintf(buf, len, "%zuM", size / MIB);
-	else if (size >= KIB && size % KIB == 0)
-		snprintf(buf, len, "%zuK", size / KIB);
-	else
-		snprintf(buf, len, "%zu", size);
-	return buf;
-}
-
 bool check_zero(struct worker *w, const void *p, size_t len,
 		const char *what)
 {
@@ -108,6 +97,31 @@ int open_dev(struct worker *w, const char *path, int flags)
 		set_status(&w->status, w->msg, ST_ERROR, "open %s: %s",
 			   path, strerror(errno));
 	return -1;
+}
+
+/*
+ * Whether a call moved bytes; if not, its failure (what: the call) is
+ * the worker's status: errno's, or "returned 0".
+ */
+bool moved(struct worker *w, ssize_t n, const char *what)
+{
+	if (n < 0)
+		fail_sys(w, what);
+	else if (!n)
+		set_status(&w->status, w->msg, ST_ERROR, "%s: returned 0", what);
+	return n > 0;
+}
+
+/* Start the worker's reader or receiver thread: whether it runs */
+bool start_reader(struct worker *w, void *(*fn)(void *), const char *what)
+{
+	errno = pthread_create(&w->reader, NULL, fn, w);
+	if (errno) {
+		fail_sys(w, what);
+		return false;
+	}
+	w->reader_started = true;
+	return true;
 }
 
 bool time_up(unsigned long iter)
@@ -426,6 +440,26 @@ void print_row(const struct result *r, const struct result *ref,
 }
 
 /*
+ * A group's rows: DEV's, with its ratios to REF, the peer and the patch's
+ * loop; then each of theirs and more's, those measured.
+ */
+void print_rows(const struct result *d, const struct result *ref,
+		const struct result *peer, const struct result *pat,
+		const struct result *more[], unsigned int nmore)
+{
+	const struct result *rest[] = { ref, pat };
+	unsigned int i;
+
+	print_row(d, ref, peer, pat);
+	for (i = 0; i < ARRAY_SIZE(rest); i++)
+		if (rest[i])
+			print_row(rest[i], NULL, NULL, NULL);
+	for (i = 0; i < nmore; i++)
+		if (more[i])
+			print_row(more[i], NULL, NULL, NULL);
+}
+
+/*
  * A measurement, made opt_repeat times while it succeeds: the fastest,
  * as a row of the table.
  */
@@ -458,6 +492,29 @@ static void measure_once(const void *arg, struct result *r)
 const struct result *do_meas(const struct meas *m)
 {
 	return best_of(measure_once, m);
+}
+
+/*
+ * m's rows of DEV, of REF (unless ref is NULL) and of the patch's loop
+ * (when -z named it); m->path is NULL after, for the peers.
+ */
+void meas_sources(struct meas *m, const struct result **d,
+		  const struct result **ref, const struct result **pat)
+{
+	m->path = dev_path;
+	m->label = dev_label;
+	*d = do_meas(m);
+	if (ref) {
+		m->path = ref_path;
+		m->label = ref_label;
+		*ref = do_meas(m);
+	}
+	if (patch_path) {
+		m->path = patch_path;
+		m->label = PATCH_LABEL;
+		*pat = do_meas(m);
+	}
+	m->path = NULL;
 }
 
 const struct result *skip_meas(const struct meas *m, enum status st,

@@ -59,27 +59,33 @@ ssize_t fill(struct worker *w, size_t len)
 	}
 }
 
+/*
+ * A reader's or receiver's splice, again after EINTR: its count, or -1
+ * with the reader's status set (what: the call, for the message).
+ */
+ssize_t reader_splice(struct worker *w, int in, int out, size_t len,
+		      const char *what)
+{
+	ssize_t n;
+
+	do
+		n = splice(in, NULL, out, NULL, len, SPLICE_F_MOVE);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		set_status(&w->reader_status, w->reader_msg, ST_ERROR, "%s: %s",
+			   what, strerror(errno));
+	return n;
+}
+
 static void *reader_main(void *arg)
 {
 	struct worker *w = arg;
-	size_t len = w->m->size;
+	ssize_t n;
 
-	for (;;) {
-		ssize_t n = splice(w->pipe_r, NULL, w->sink, NULL, len,
-				   SPLICE_F_MOVE);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			set_status(&w->reader_status, w->reader_msg, ST_ERROR,
-				   "splice(pipe->/dev/null) in reader: %s",
-				   strerror(errno));
-			break;
-		}
-		if (n == 0)
-			break;	/* writer closed the pipe */
+	/* until the writer closes the pipe */
+	while ((n = reader_splice(w, w->pipe_r, w->sink, w->m->size,
+				  "splice(pipe->/dev/null) in reader")) > 0)
 		w->reader_done += n;
-	}
 	/* A writer blocked on a full pipe gets EPIPE instead of hanging. */
 	close(w->pipe_r);
 	return NULL;
@@ -119,7 +125,8 @@ void setup_pipe(struct worker *w)
 		return;
 
 	if (m->sink == SINK_DEV)
-		w->sink = open_dev(w, m->sink_path, O_WRONLY);
+		/* a device into itself, the peer into DEV */
+		w->sink = open_dev(w, m->path ? m->path : dev_path, O_WRONLY);
 	else
 		w->sink = open(null_path, O_WRONLY | O_CLOEXEC);
 	if (w->sink < 0) {
@@ -137,20 +144,11 @@ void setup_pipe(struct worker *w)
 
 	/* Check the first pipe-full: read it back and look at it. */
 	n = fill(w, m->size);
-	if (n < 0) {
-		if (m->kind == K_SPLICE && errno == EINVAL)
-			set_status(&w->status, w->msg, ST_UNSUPPORTED,
-				   "splice from %s: EINVAL", m->path);
-		else
-			fail_sys(w, m->kind == K_SPLICE ? "splice(dev->pipe)" :
-				 "vmsplice");
+	if (n < 0 && m->kind == K_SPLICE && errno == EINVAL)
+		set_status(&w->status, w->msg, ST_UNSUPPORTED,
+			   "splice from %s: EINVAL", m->path);
+	if (!moved(w, n, m->kind == K_SPLICE ? "splice(dev->pipe)" : "vmsplice"))
 		return;
-	}
-	if (n == 0) {
-		set_status(&w->status, w->msg, ST_ERROR,
-			   "splice(dev->pipe): returned 0 (EOF)");
-		return;
-	}
 	{
 		unsigned char *tmp = malloc(n);
 		ssize_t off = 0;
@@ -180,14 +178,8 @@ void setup_pipe(struct worker *w)
 	if (w->status != ST_OK)
 		return;
 
-	if (m->sink == SINK_READER) {
-		errno = pthread_create(&w->reader, NULL, reader_main, w);
-		if (errno) {
-			fail_sys(w, "pthread_create(reader)");
-			return;
-		}
-		w->reader_started = true;
-	}
+	if (m->sink == SINK_READER)
+		start_reader(w, reader_main, "pthread_create(reader)");
 }
 
 void run_pipe(struct worker *w)
@@ -202,16 +194,8 @@ void run_pipe(struct worker *w)
 		if (want > w->target - w->done)
 			want = w->target - w->done;
 		n = fill(w, want);
-		if (n < 0) {
-			fail_sys(w, m->kind == K_SPLICE ? "splice(dev->pipe)" :
-				 "vmsplice");
+		if (!moved(w, n, m->kind == K_SPLICE ? "splice(dev->pipe)" : "vmsplice"))
 			break;
-		}
-		if (n == 0) {
-			set_status(&w->status, w->msg, ST_ERROR,
-				   "splice(dev->pipe): returned 0 (EOF)");
-			break;
-		}
 		w->done += n;
 		if (m->sink != SINK_READER && !drain(w, n))
 			break;
@@ -231,33 +215,12 @@ void splice_group(const char *test, enum sink_kind sink, size_t size,
 	const struct result *d, *ref = NULL, *pat = NULL, *p;
 
 	m.kind = K_SPLICE;
-	m.path = dev_path;
-	m.sink_path = dev_path;
-	m.label = dev_label;
-	d = do_meas(&m);
-	if (sink != SINK_DEV) {
-		m.path = ref_path;
-		m.label = ref_label;
-		ref = do_meas(&m);
-	}
-	if (patch_path) {
-		/* splice-self: into itself, as the patched /dev/zero would */
-		m.path = patch_path;
-		m.sink_path = patch_path;
-		m.label = PATCH_LABEL;
-		pat = do_meas(&m);
-		m.sink_path = dev_path;
-	}
+	/* splice-self: the patch's loop into itself, as the patched /dev/zero would */
+	meas_sources(&m, &d, sink != SINK_DEV ? &ref : NULL, &pat);
 	m.kind = K_VMSPLICE;
-	m.path = NULL;
 	m.label = "vmsplice";
 	p = do_meas(&m);
 
-	print_row(d, ref, p, pat);
-	if (ref)
-		print_row(ref, NULL, NULL, NULL);
-	if (pat)
-		print_row(pat, NULL, NULL, NULL);
-	print_row(p, NULL, NULL, NULL);
+	print_rows(d, ref, p, pat, &p, 1);
 }
 

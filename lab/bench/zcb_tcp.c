@@ -123,37 +123,20 @@ static ssize_t tcp_put(struct worker *w, size_t len, const char **what)
 static void *receiver_main(void *arg)
 {
 	struct worker *w = arg;
-	size_t len = w->m->size;
+	ssize_t n, k;
 
-	for (;;) {
-		ssize_t n = splice(w->rsock, NULL, w->rpipe_w, NULL, len,
-				   SPLICE_F_MOVE);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			set_status(&w->reader_status, w->reader_msg, ST_ERROR,
-				   "splice(socket->pipe) in receiver: %s",
-				   strerror(errno));
-			break;
-		}
-		if (n == 0)
-			break;	/* the sender shut its side down */
+	/* until the sender shuts its side down */
+	while ((n = reader_splice(w, w->rsock, w->rpipe_w, w->m->size,
+				  "splice(socket->pipe) in receiver")) > 0) {
 		w->reader_done += n;
-		while (n > 0) {
-			ssize_t k = splice(w->rpipe_r, NULL, w->rnull, NULL, n,
-					   SPLICE_F_MOVE);
-
-			if (k < 0 && errno == EINTR)
-				continue;
-			if (k <= 0) {
-				set_status(&w->reader_status, w->reader_msg,
-					   ST_ERROR,
-					   "splice(pipe->/dev/null) in receiver: %s",
-					   k ? strerror(errno) : "returned 0");
+		for (; n > 0; n -= k) {
+			k = reader_splice(w, w->rpipe_r, w->rnull, n,
+					  "splice(pipe->/dev/null) in receiver");
+			if (!k)
+				set_status(&w->reader_status, w->reader_msg, ST_ERROR,
+					   "splice(pipe->/dev/null) in receiver: returned 0");
+			if (k <= 0)
 				goto out;
-			}
-			n -= k;
 		}
 	}
 out:
@@ -253,12 +236,7 @@ void setup_tcp(struct worker *w)
 		w->zc_copied = 0;
 	}
 
-	errno = pthread_create(&w->reader, NULL, receiver_main, w);
-	if (errno) {
-		fail_sys(w, "pthread_create(receiver)");
-		return;
-	}
-	w->reader_started = true;
+	start_reader(w, receiver_main, "pthread_create(receiver)");
 }
 
 void run_tcp(struct worker *w)
@@ -274,16 +252,8 @@ void run_tcp(struct worker *w)
 		if (want > w->target - w->done)
 			want = w->target - w->done;
 		n = tcp_put(w, want, &what);
-		if (n < 0) {
-			if (w->status == ST_OK)
-				fail_sys(w, what);
+		if (!moved(w, n, what))
 			break;
-		}
-		if (n == 0) {
-			set_status(&w->status, w->msg, ST_ERROR,
-				   "%s: returned 0", what);
-			break;
-		}
 		w->done += n;
 		if (m->kind == K_SENDZC && !reap_zc(w, 0))
 			break;
@@ -307,21 +277,10 @@ void tcp_group(const char *test, enum kind kind, size_t size,
 		.test = test, .kind = kind, .sink = SINK_TCP, .size = size,
 		.threads = threads,
 	};
-	const struct result *d, *ref, *pat = NULL, *p, *pz = NULL;
+	const struct result *d, *ref, *pat = NULL, *p, *pz = NULL, *own[2];
 	bool own_peer = kind == K_SENDFILE;
 
-	m.path = dev_path;
-	m.label = dev_label;
-	d = do_meas(&m);
-	m.path = ref_path;
-	m.label = ref_label;
-	ref = do_meas(&m);
-	if (patch_path) {
-		m.path = patch_path;
-		m.label = PATCH_LABEL;
-		pat = do_meas(&m);
-	}
-	m.path = NULL;
+	meas_sources(&m, &d, &ref, &pat);
 	if (own_peer) {
 		m.kind = K_SEND;
 		m.label = "send";
@@ -333,13 +292,8 @@ void tcp_group(const char *test, enum kind kind, size_t size,
 		p = find("tcp-sendfile", "send", size, threads);
 	}
 
-	print_row(d, ref, p, pat);
-	print_row(ref, NULL, NULL, NULL);
-	if (pat)
-		print_row(pat, NULL, NULL, NULL);
-	if (own_peer) {
-		print_row(p, NULL, NULL, NULL);
-		print_row(pz, NULL, NULL, NULL);
-	}
+	own[0] = p;
+	own[1] = pz;
+	print_rows(d, ref, p, pat, own, own_peer ? 2 : 0);
 }
 

@@ -199,30 +199,32 @@ static bool parse_bytes(const char *s, unsigned long long *out)
 	return true;
 }
 
+/* A number from lo to hi: whether s is one */
+static bool parse_num(const char *s, double lo, double hi, double *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtod(s, &end);
+	return !errno && !*end && end != s && *out >= lo && *out <= hi;
+}
+
+static bool parse_int(const char *s, int lo, int hi, int *out)
+{
+	double v;
+
+	if (!parse_num(s, lo, hi, &v) || v != (int)v)
+		return false;
+	*out = v;
+	return true;
+}
+
 static bool parse_tests(char *s)
 {
-	char *tok, *save;
+	static const char *const names[] = { "splice", "tcp", "read", "uring", "mmap" };
+	bool *const flags[] = { &do_splice, &do_tcp, &do_read, &do_uring, &do_mmap };
 
-	do_splice = false;
-	do_tcp = false;
-	do_read = false;
-	do_uring = false;
-	do_mmap = false;
-	for (tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (!strcmp(tok, "splice"))
-			do_splice = true;
-		else if (!strcmp(tok, "read"))
-			do_read = true;
-		else if (!strcmp(tok, "uring"))
-			do_uring = true;
-		else if (!strcmp(tok, "tcp"))
-			do_tcp = true;
-		else if (!strcmp(tok, "mmap"))
-			do_mmap = true;
-		else
-			return false;
-	}
-	return do_splice || do_tcp || do_read || do_uring || do_mmap;
+	return parse_list(s, names, flags, ARRAY_SIZE(names));
 }
 
 static const char *base_name(const char *path)
@@ -237,7 +239,6 @@ static const char *parse_options(int argc, char **argv)
 {
 	const char *csv_path = NULL;
 	bool bytes_set = false, quick = false;
-	char *end;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	int c;
 
@@ -254,10 +255,7 @@ static const char *parse_options(int argc, char **argv)
 			patch_path = optarg;
 			break;
 		case 't':
-			errno = 0;
-			opt_threads = strtol(optarg, &end, 10);
-			if (errno || *end || end == optarg || opt_threads < 1 ||
-			    opt_threads > 1024)
+			if (!parse_int(optarg, 1, 1024, &opt_threads))
 				usage_exit(argv[0]);
 			break;
 		case 'b':
@@ -266,17 +264,11 @@ static const char *parse_options(int argc, char **argv)
 			bytes_set = true;
 			break;
 		case 's':
-			errno = 0;
-			opt_seconds = strtod(optarg, &end);
-			if (errno || *end || end == optarg || !(opt_seconds > 0) ||
-			    opt_seconds > 86400)
+			if (!parse_num(optarg, 0.001, 86400, &opt_seconds))
 				usage_exit(argv[0]);
 			break;
 		case 'n':
-			errno = 0;
-			opt_repeat = strtol(optarg, &end, 10);
-			if (errno || *end || end == optarg || opt_repeat < 1 ||
-			    opt_repeat > 100)
+			if (!parse_int(optarg, 1, 100, &opt_repeat))
 				usage_exit(argv[0]);
 			break;
 		case 'q':

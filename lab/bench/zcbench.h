@@ -95,7 +95,6 @@ struct meas {
 	const char *test;
 	const char *label;
 	const char *path;	/* source device; NULL for the user-space peers */
-	const char *sink_path;	/* SINK_DEV: the device spliced into */
 	enum kind kind;
 	enum sink_kind sink;
 	size_t size;		/* pipe size or buffer size */
@@ -166,20 +165,26 @@ bool claim_status(enum status *st, enum status s);
 			snprintf(msg, MSG_LEN, __VA_ARGS__);		\
 	} while (0)
 void fail_sys(struct worker *w, const char *name);
-const char *size_str(size_t size, char *buf, size_t len);
 bool check_zero(struct worker *w, const void *p, size_t len, const char *what);
 void *alloc_buf(struct worker *w, size_t len);
+bool moved(struct worker *w, ssize_t n, const char *what);
+bool start_reader(struct worker *w, void *(*fn)(void *), const char *what);
 bool time_up(unsigned long iter);
 void watchdog(int sig);
 double gbps(const struct result *r);
 const struct result *find(const char *test, const char *label, size_t size,
 			  int threads);
 void print_header_row(void);
+void print_rows(const struct result *d, const struct result *ref,
+		const struct result *peer, const struct result *pat,
+		const struct result *more[], unsigned int nmore);
 void print_row(const struct result *r, const struct result *ref,
 	       const struct result *peer, const struct result *pat);
 const struct result *best_of(void (*once)(const void *arg, struct result *r),
 			     const void *arg);
 const struct result *do_meas(const struct meas *m);
+void meas_sources(struct meas *m, const struct result **d,
+		  const struct result **ref, const struct result **pat);
 const struct result *skip_meas(const struct meas *m, enum status st,
 			       const char *msg);
 
@@ -187,6 +192,8 @@ const struct result *skip_meas(const struct meas *m, enum status st,
 extern const size_t pipe_sizes[2], read_sizes[4];
 ssize_t fill(struct worker *w, size_t len);
 bool drain(struct worker *w, size_t len);
+ssize_t reader_splice(struct worker *w, int in, int out, size_t len,
+		      const char *what);
 int open_dev(struct worker *w, const char *path, int flags);
 void splice_group(const char *test, enum sink_kind sink, size_t size, int threads);
 bool make_pipe(struct worker *w, int *rd, int *wr, size_t size);

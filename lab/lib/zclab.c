@@ -2,6 +2,8 @@
 /* What the lab's C programs share (zclab.h) */
 
 #include <errno.h>
+#include <stdio.h>
+#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -198,4 +200,61 @@ int unload_module(unsigned int ms)
 			return err;
 		sleep_ms(20);
 	}
+}
+
+const char *size_str(size_t size, char *buf, size_t len)
+{
+	if (size >= MIB && size % MIB == 0)
+		snprintf(buf, len, "%zuM", size / MIB);
+	else if (size >= KIB && size % KIB == 0)
+		snprintf(buf, len, "%zuK", size / KIB);
+	else
+		snprintf(buf, len, "%zu", size);
+	return buf;
+}
+
+bool parse_list(char *s, const char *const names[], bool *const flags[],
+		unsigned int n)
+{
+	bool any = false, known;
+	char *tok, *save;
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		*flags[i] = false;
+	for (tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		known = false;
+		for (i = 0; i < n; i++) {
+			if (!strcmp(tok, names[i])) {
+				*flags[i] = true;
+				known = true;
+			}
+		}
+		if (!known)
+			return false;
+		any = true;
+	}
+	return any;
+}
+
+const char *const *bench_args(int argc, char **argv, const char *usage, char opt,
+			      double min, double *value, const char *const *dflt,
+			      int *ndevs)
+{
+	char opts[3] = { opt, ':', '\0' };
+	int c;
+
+	while ((c = getopt(argc, argv, opts)) != -1) {
+		if (c != opt) {
+			fprintf(stderr, "usage: %s\n", usage);
+			exit(2);
+		}
+		*value = atof(optarg);
+		if (*value < min)
+			*value = min;
+	}
+	if (optind == argc)
+		return dflt;
+	*ndevs = argc - optind;
+	return (const char *const *)argv + optind;
 }

@@ -48,6 +48,24 @@ void loopback_up(void);
 int sock_pair(bool tcp, int sv[2]);
 void *sink_main(void *arg);
 
+/* "64K", "1M", or the bytes: size in buf */
+const char *size_str(size_t size, char *buf, size_t len);
+/*
+ * A comma-separated list of names: each named one's flag on, the others
+ * off; false for a name not among the n, or no name.
+ */
+bool parse_list(char *s, const char *const names[], bool *const flags[],
+		unsigned int n);
+
+/*
+ * The command line of a small benchmark, "PROG [-OPT VALUE] [DEVICE...]":
+ * sets *value from -OPT (at least min), *ndevs; the devices given, else
+ * dflt.  Exits with usage on anything else.
+ */
+const char *const *bench_args(int argc, char **argv, const char *usage, char opt,
+			      double min, double *value, const char *const *dflt,
+			      int *ndevs);
+
 /* delete_module(2), O_NONBLOCK: 0, or -1 with errno */
 int delete_module(const char *name);
 bool module_busy_errno(int err);

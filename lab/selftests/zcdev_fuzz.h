@@ -186,6 +186,7 @@ unsigned long long fz_next(unsigned long long *s);
 bool stopping(void);
 void fz_stop(void);
 size_t rlen(unsigned long long r, size_t max);
+size_t rlen_nz(unsigned long long r, size_t max);
 void log_ret(struct worker *w, long r, int err);
 void print_log(struct worker *w);
 bool fz_fail(struct worker *w, const char *fmt, ...);
@@ -212,6 +213,10 @@ bool pipe_consumed(struct worker *w, unsigned int i, const unsigned char *got,
 		   size_t n, const char *how);
 bool pipe_drain(struct worker *w, unsigned int i);
 unsigned char *dst_prepare(struct worker *w, size_t valid);
+unsigned char *dst_draw(struct worker *w, unsigned long long r, size_t len,
+			size_t *valid);
+bool nothing_to_do(struct worker *w, bool lacking, const char *why);
+bool zero_len(struct worker *w, const char *what, size_t len, long r);
 bool dst_margins(struct worker *w, const unsigned char *p, size_t n,
 		 size_t valid, const char *what);
 int split_iov(struct iovec *iov, unsigned char *p, size_t n,

@@ -89,6 +89,14 @@ size_t rlen(unsigned long long r, size_t max)
 	return n < max ? n : max;
 }
 
+/* The same, but never 0 */
+size_t rlen_nz(unsigned long long r, size_t max)
+{
+	size_t n = rlen(r, max);
+
+	return n ? n : 1;
+}
+
 /* ---- the log of a sequence, and violations ---------------------------- */
 
 /* Start a line of the sequence's log, or go on with the last one */
@@ -234,41 +242,41 @@ const char *dname(struct worker *w, unsigned int i, char *buf)
 	return buf;
 }
 
-/* The first slot in use from r on, or -1 */
-int pick_dev(struct worker *w, unsigned long long r)
+enum slot_kind { SLOT_DEV, SLOT_PIPE, SLOT_MAP };
+
+static bool in_use(struct worker *w, enum slot_kind kind, unsigned int i)
 {
+	return kind == SLOT_DEV ? w->dev[i].fd >= 0 :
+	       kind == SLOT_PIPE ? w->pipe[i].rfd >= 0 : w->map[i].addr != NULL;
+}
+
+/* The first slot of a kind in use from r on, or -1 */
+static int pick(struct worker *w, enum slot_kind kind, unsigned long long r)
+{
+	static const unsigned int nr[] = { NDEV, NPIPE, NMAP };
 	unsigned int i, k;
 
-	for (k = 0; k < NDEV; k++) {
-		i = (r + k) % NDEV;
-		if (w->dev[i].fd >= 0)
+	for (k = 0; k < nr[kind]; k++) {
+		i = (r + k) % nr[kind];
+		if (in_use(w, kind, i))
 			return i;
 	}
 	return -1;
+}
+
+int pick_dev(struct worker *w, unsigned long long r)
+{
+	return pick(w, SLOT_DEV, r);
 }
 
 int pick_pipe(struct worker *w, unsigned long long r)
 {
-	unsigned int i, k;
-
-	for (k = 0; k < NPIPE; k++) {
-		i = (r + k) % NPIPE;
-		if (w->pipe[i].rfd >= 0)
-			return i;
-	}
-	return -1;
+	return pick(w, SLOT_PIPE, r);
 }
 
 int pick_map(struct worker *w, unsigned long long r)
 {
-	unsigned int i, k;
-
-	for (k = 0; k < NMAP; k++) {
-		i = (r + k) % NMAP;
-		if (w->map[i].addr)
-			return i;
-	}
-	return -1;
+	return pick(w, SLOT_MAP, r);
 }
 
 bool dev_close(struct worker *w, unsigned int i)
@@ -462,6 +470,35 @@ unsigned char *dst_prepare(struct worker *w, size_t valid)
 	return p;
 }
 
+/*
+ * A destination for len bytes, as r draws it: mostly with room, now and
+ * then running into the PROT_NONE page part-way; its valid bytes too.
+ */
+unsigned char *dst_draw(struct worker *w, unsigned long long r, size_t len,
+			size_t *valid)
+{
+	*valid = (r & 3) || !len ? len + (r >> 8) % MARGIN : (r >> 8) % len;
+	return dst_prepare(w, *valid);
+}
+
+/* An operation that lacks what it works on logs so: whether it does */
+bool nothing_to_do(struct worker *w, bool lacking, const char *why)
+{
+	if (lacking)
+		LOG(w, "%s", why);
+	return lacking;
+}
+
+/* A call of 0 bytes must return 0, whatever else: whether it was one */
+bool zero_len(struct worker *w, const char *what, size_t len, long r)
+{
+	if (len)
+		return false;
+	if (r)
+		fz_fail(w, "%s of 0 bytes returned %ld", what, r);
+	return true;
+}
+
 bool dst_margins(struct worker *w, const unsigned char *p, size_t n,
 		 size_t valid, const char *what)
 {
@@ -543,17 +580,14 @@ ssize_t do_write(int fd, enum wmeth m, const unsigned char *p,
 	struct iovec iov[4];
 	int k = split_iov(iov, (unsigned char *)p, n, r);
 
-	switch (m) {
-	case WM_WRITE:
+	if (m == WM_WRITE)
 		return write(fd, p, n);
-	case WM_WRITEV:
+	if (m == WM_WRITEV)
 		return writev(fd, iov, k);
-	case WM_PWRITE:
+	if (m == WM_PWRITE)
 		return pwrite(fd, p, n, off);
-	default:
-		return pwritev2(fd, iov, k, (r >> 40) & 1 ? -1 : off,
-				(r >> 41) & 1 ? RWF_NOWAIT : 0);
-	}
+	return pwritev2(fd, iov, k, (r >> 40) & 1 ? -1 : off,
+			(r >> 41) & 1 ? RWF_NOWAIT : 0);
 }
 
 /* n bytes of the pattern, from somewhere r says */

@@ -29,10 +29,8 @@ void op_mmap(struct worker *w, const struct draws *dr)
 	char n1[40];
 	int err;
 
-	if (i < 0) {
-		LOG(w, "mmap: no device");
+	if (nothing_to_do(w, i < 0, "mmap: no device"))
 		return;
-	}
 	d = &w->dev[i];
 	LOG(w, "mmap m%u %s %zu pages of %s", mi, shared ? "shared" : "private",
 	    pages, dname(w, i, n1));
@@ -76,10 +74,8 @@ void op_touch(struct worker *w, const struct draws *dr)
 	bool write_it = (dr->len >> 8) & 1;
 	long bad;
 
-	if (mi < 0) {
-		LOG(w, "touch: no mapping");
+	if (nothing_to_do(w, mi < 0, "touch: no mapping"))
 		return;
-	}
 	m = &w->map[mi];
 	k = (dr->slots >> 8) % m->pages;
 	write_it = write_it && !m->pinned[k];
@@ -102,10 +98,8 @@ void op_munmap(struct worker *w, const struct draws *dr)
 {
 	int mi = pick_map(w, dr->slots);
 
-	if (mi < 0) {
-		LOG(w, "munmap: no mapping");
+	if (nothing_to_do(w, mi < 0, "munmap: no mapping"))
 		return;
-	}
 	LOG(w, "munmap m%u", mi);
 	if (map_check(w, mi))
 		map_drop(w, mi);
@@ -120,10 +114,8 @@ void op_lseek(struct worker *w, const struct draws *dr)
 	off_t r;
 
 	i = on_pipe ? pick_pipe(w, dr->slots) : pick_dev(w, dr->slots);
-	if (i < 0) {
-		LOG(w, "lseek: nothing open");
+	if (nothing_to_do(w, i < 0, "lseek: nothing open"))
 		return;
-	}
 	if (on_pipe)
 		LOG(w, "lseek p%u %lld whence %d", i, (long long)off, whence);
 	else
@@ -146,10 +138,8 @@ void op_fionread(struct worker *w, const struct draws *dr)
 	int i = pick_dev(w, dr->slots), n = -1, r;
 	char n1[40];
 
-	if (i < 0) {
-		LOG(w, "FIONREAD: no device");
+	if (nothing_to_do(w, i < 0, "FIONREAD: no device"))
 		return;
-	}
 	LOG(w, "FIONREAD %s", dname(w, i, n1));
 	r = ioctl(w->dev[i].fd, FIONREAD, &n);
 	log_ret(w, r, errno);
@@ -166,7 +156,7 @@ void op_sendfile(struct worker *w, const struct draws *dr)
 	int to = (dr->slots >> 2) % 3, i = pick_dev(w, dr->slots >> 8);
 	int j = pick_pipe(w, dr->slots >> 16);
 	int k = pick_dev(w, dr->slots >> 24), in, out, err;
-	size_t count = rlen(dr->len, SPLICE_MAX), avail = 0, want;
+	size_t count = rlen_nz(dr->len, SPLICE_MAX), avail = 0, want;
 	off_t off = from_file ? (off_t)(dr->how % (SRC_MAX + 8 * KIB)) :
 		    (off_t)(dr->how % MIB), off0 = off, pos = dr->more % DST_MAX;
 	const char *what = "sendfile";
@@ -174,12 +164,8 @@ void op_sendfile(struct worker *w, const struct draws *dr)
 	struct pipe_slot *p;
 	long r;
 
-	if (!count)
-		count = 1;
-	if ((!from_file && i < 0) || (to == 0 && j < 0) || (to == 2 && k < 0)) {
-		LOG(w, "sendfile: nothing to send from or to");
+	if (nothing_to_do(w, (!from_file && i < 0) || (to == 0 && j < 0) || (to == 2 && k < 0), "sendfile: nothing to send from or to"))
 		return;
-	}
 	if (from_file) {
 		use_off = true;		/* the file's position is not modelled */
 		avail = (size_t)off < w->src_size ? w->src_size - off : 0;
@@ -270,10 +256,8 @@ void op_splice_fp(struct worker *w, const struct draws *dr)
 	struct pipe_slot *p;
 	long r;
 
-	if (j < 0) {
-		LOG(w, "splice-file-pipe: no pipe");
+	if (nothing_to_do(w, j < 0, "splice-file-pipe: no pipe"))
 		return;
-	}
 	p = &w->pipe[j];
 	avail = (size_t)off < w->src_size ? w->src_size - off : 0;
 	LOG(w, "splice src (%zu bytes) at %lld -> p%u (%zu of %zu) len %zu",
@@ -307,10 +291,8 @@ void op_splice_pf(struct worker *w, const struct draws *dr)
 	struct pipe_slot *p;
 	long r;
 
-	if (j < 0) {
-		LOG(w, "splice-pipe-file: no pipe");
+	if (nothing_to_do(w, j < 0, "splice-pipe-file: no pipe"))
 		return;
-	}
 	p = &w->pipe[j];
 	LOG(w, "splice p%u (%zu bytes) -> dst at %lld len %zu", j, p->m.bytes,
 	    (long long)off, len);
@@ -318,11 +300,8 @@ void op_splice_pf(struct worker *w, const struct draws *dr)
 		   SPLICE_F_NONBLOCK | more_flags(dr->how >> 40));
 	err = errno;
 	log_ret(w, r, err);
-	if (!len) {
-		if (r)
-			fz_fail(w, "splice of 0 bytes returned %ld", r);
+	if (zero_len(w, "splice", len, r))
 		return;
-	}
 	if (!p->m.bytes) {
 		want_err(w, "splice from an empty pipe", r, err, EAGAIN);
 		return;
@@ -422,12 +401,40 @@ static int child_failed(struct worker *w, int fail, size_t len, ssize_t r,
 	return fail;
 }
 
+/*
+ * In a child: len bytes of fd spliced into a pipe of its own and read
+ * back, which must be zeros; fd closed in between when close_fd.  CF_OK,
+ * or what failed (cf_splice, cf_read).
+ */
+static int child_splice_read(struct worker *w, int fd, bool close_fd, size_t len,
+			     int cf_splice, int cf_read)
+{
+	unsigned char *buf = w->area;
+	ssize_t r, n;
+	int fds[2];
+
+	if (pipe2(fds, O_NONBLOCK))
+		return child_failed(w, cf_splice, len, -1, NULL);
+	r = splice(fd, NULL, fds[1], NULL, len, SPLICE_F_NONBLOCK);
+	if (close_fd)
+		close(fd);
+	if (r <= 0)
+		return child_failed(w, cf_splice, len, r, NULL);
+	memset(buf, FILL, r);
+	n = read(fds[0], buf, len);
+	if (n != r || not_byte(buf, r, 0) >= 0)
+		return child_failed(w, cf_read, r, n, buf);
+	close(fds[0]);
+	close(fds[1]);
+	return CF_OK;
+}
+
 static int child_ops(struct worker *w, unsigned long long rng)
 {
 	unsigned char *buf = w->area;
-	int k, i, fds[2], fd;
+	int k, i, fds[2], fd, fail;
 	struct dev_slot *d;
-	ssize_t r, n;
+	ssize_t r;
 	size_t len;
 
 	for (k = 0; k < 4; k++) {
@@ -448,17 +455,10 @@ static int child_ops(struct worker *w, unsigned long long rng)
 		case 1:
 			if (!d || !dev_reads(d))
 				break;
-			if (pipe2(fds, O_NONBLOCK))
-				return child_failed(w, CF_SPLICE, len, -1, NULL);
-			r = splice(d->fd, NULL, fds[1], NULL, len, SPLICE_F_NONBLOCK);
-			if (r <= 0)
-				return child_failed(w, CF_SPLICE, len, r, NULL);
-			memset(buf, FILL, r);
-			n = read(fds[0], buf, len);
-			if (n != r || not_byte(buf, r, 0) >= 0)
-				return child_failed(w, CF_PIPE_READ, r, n, buf);
-			close(fds[0]);
-			close(fds[1]);
+			fail = child_splice_read(w, d->fd, false, len, CF_SPLICE,
+						 CF_PIPE_READ);
+			if (fail)
+				return fail;
 			break;
 		case 2:
 			if (!d || !dev_writes(d))
@@ -488,18 +488,11 @@ static int child_ops(struct worker *w, unsigned long long rng)
 					break;
 				return child_failed(w, CF_OPEN, 0, -1, NULL);
 			}
-			if (pipe2(fds, O_NONBLOCK))
-				return child_failed(w, CF_FRESH_SPLICE, len, -1, NULL);
-			r = splice(fd, NULL, fds[1], NULL, len, SPLICE_F_NONBLOCK);
-			close(fd);	/* the buffers outlive the file */
-			if (r <= 0)
-				return child_failed(w, CF_FRESH_SPLICE, len, r, NULL);
-			memset(buf, FILL, r);
-			n = read(fds[0], buf, len);
-			if (n != r || not_byte(buf, r, 0) >= 0)
-				return child_failed(w, CF_FRESH_READ, r, n, buf);
-			close(fds[0]);
-			close(fds[1]);
+			/* closed before the read: the buffers outlive the file */
+			fail = child_splice_read(w, fd, true, len, CF_FRESH_SPLICE,
+						 CF_FRESH_READ);
+			if (fail)
+				return fail;
 			break;
 		}
 	}

@@ -55,10 +55,8 @@ void op_dup(struct worker *w, const struct draws *dr)
 	unsigned int t = dr->len % NDEV;
 	char n1[40];
 
-	if (s < 0) {
-		LOG(w, "dup: no device");
+	if (nothing_to_do(w, s < 0, "dup: no device"))
 		return;
-	}
 	if (t == (unsigned int)s)
 		t = (t + 1) % NDEV;
 	LOG(w, "dup %s to d%u", dname(w, s, n1), t);
@@ -79,10 +77,8 @@ void op_close_dev(struct worker *w, const struct draws *dr)
 	int i = pick_dev(w, dr->slots);
 	char n1[40];
 
-	if (i < 0) {
-		LOG(w, "close: no device");
+	if (nothing_to_do(w, i < 0, "close: no device"))
 		return;
-	}
 	LOG(w, "close %s", dname(w, i, n1));
 	dev_close(w, i);
 }
@@ -110,10 +106,8 @@ void op_close_pipe(struct worker *w, const struct draws *dr)
 	int i = pick_pipe(w, dr->slots);
 	bool drain = (dr->slots >> 8) & 1;
 
-	if (i < 0) {
-		LOG(w, "close-pipe: no pipe");
+	if (nothing_to_do(w, i < 0, "close-pipe: no pipe"))
 		return;
-	}
 	LOG(w, "close p%u holding %zu bytes%s", i, w->pipe[i].m.bytes,
 	    drain ? ", read to its end first" : "");
 	if (drain && !pipe_drain(w, i))
@@ -141,10 +135,8 @@ void op_pipe_sz(struct worker *w, const struct draws *dr)
 	struct pipe_slot *p;
 	size_t sz = sizes[(dr->slots >> 8) % ARRAY_SIZE(sizes)], want, old;
 
-	if (i < 0) {
-		LOG(w, "F_SETPIPE_SZ: no pipe");
+	if (nothing_to_do(w, i < 0, "F_SETPIPE_SZ: no pipe"))
 		return;
-	}
 	p = &w->pipe[i];
 	old = p->size;
 	want = round_pipe(sz);
@@ -207,11 +199,8 @@ bool dev_to_pipe_count(struct worker *w, const char *what, long r,
 	size_t room = pipe_room(p);
 	size_t want = len < p->size ? len : p->size;
 
-	if (!len) {
-		if (r)
-			return fz_fail(w, "%s of 0 bytes returned %ld", what, r);
-		return true;
-	}
+	if (zero_len(w, what, len, r))
+		return !w->violated;
 	if (r < 0) {
 		/* EAGAIN only for a pipe that is full, slot by slot */
 		if (err == EAGAIN && p->m.bytes)
@@ -242,10 +231,8 @@ void op_splice_dp(struct worker *w, const struct draws *dr)
 	long r;
 	int err;
 
-	if (i < 0 || j < 0) {
-		LOG(w, "splice-dev-pipe: no device or pipe");
+	if (nothing_to_do(w, i < 0 || j < 0, "splice-dev-pipe: no device or pipe"))
 		return;
-	}
 	d = &w->dev[i];
 	LOG(w, "splice %s -> p%u len %zu", dname(w, i, n1), j, len);
 	if (use_off)
@@ -267,19 +254,17 @@ void op_splice_dp(struct worker *w, const struct draws *dr)
 void op_splice_pd(struct worker *w, const struct draws *dr)
 {
 	int i = pick_dev(w, dr->slots), j = pick_pipe(w, dr->slots >> 8);
-	size_t len = rlen(dr->len, SPLICE_MAX), want;
-	bool use_off = dr->how & 4;
-	loff_t off = (dr->how >> 8) % MIB;
 	struct pipe_slot *p;
 	struct dev_slot *d;
+	size_t len = rlen(dr->len, SPLICE_MAX), want;
+	loff_t off = (dr->how >> 8) % MIB;
+	bool use_off = dr->how & 4;
 	char n1[40];
 	long r;
 	int err;
 
-	if (i < 0 || j < 0) {
-		LOG(w, "splice-pipe-dev: no device or pipe");
+	if (nothing_to_do(w, i < 0 || j < 0, "splice-pipe-dev: no device or pipe"))
 		return;
-	}
 	d = &w->dev[i];
 	p = &w->pipe[j];
 	LOG(w, "splice p%u (%zu bytes) -> %s len %zu", j, p->m.bytes,
@@ -290,11 +275,8 @@ void op_splice_pd(struct worker *w, const struct draws *dr)
 		   SPLICE_F_NONBLOCK | more_flags(dr->how));
 	err = errno;
 	log_ret(w, r, err);
-	if (!len) {
-		if (r)
-			fz_fail(w, "splice of 0 bytes returned %ld", r);
+	if (zero_len(w, "splice", len, r))
 		return;
-	}
 	if (!dev_writes(d)) {
 		want_err(w, "splice to a device opened O_RDONLY", r, err, EBADF);
 		return;
@@ -353,11 +335,8 @@ static void splice_or_tee(struct worker *w, const struct draws *dr, bool tee_it)
 			   SPLICE_F_NONBLOCK | more_flags(dr->len >> 40));
 	err = errno;
 	log_ret(w, r, err);
-	if (!len) {
-		if (r)
-			fz_fail(w, "%s of 0 bytes returned %ld", what, r);
+	if (zero_len(w, what, len, r))
 		return;
-	}
 	if (i == j) {
 		want_err(w, "a splice or tee of a pipe to itself", r, err, EINVAL);
 		return;
@@ -403,10 +382,8 @@ void op_vmsplice_in(struct worker *w, const struct draws *dr)
 	long r;
 	int err;
 
-	if (j < 0) {
-		LOG(w, "vmsplice-in: no pipe");
+	if (nothing_to_do(w, j < 0, "vmsplice-in: no pipe"))
 		return;
-	}
 	p = &w->pipe[j];
 	LOG(w, "vmsplice to p%u (%zu of %zu):", j, p->m.bytes, p->size);
 	for (k = 0; k < n; k++) {
@@ -436,11 +413,8 @@ void op_vmsplice_in(struct worker *w, const struct draws *dr)
 	r = vmsplice(p->wfd, iov, n, SPLICE_F_NONBLOCK);
 	err = errno;
 	log_ret(w, r, err);
-	if (!total) {
-		if (r)
-			fz_fail(w, "vmsplice of 0 bytes returned %ld", r);
+	if (zero_len(w, "vmsplice", total, r))
 		return;
-	}
 	if (r < 0) {
 		if (err != EAGAIN || !p->m.bytes)
 			fz_fail(w, "vmsplice of %zu into p%u holding %zu: %s", total, j, p->m.bytes,
@@ -481,11 +455,8 @@ static bool pipe_to_user(struct worker *w, unsigned int i, const char *what,
 
 	if (r < 0 && nowait && (err == EOPNOTSUPP || err == EAGAIN))
 		return true;	/* 6.1: no RWF_NOWAIT on pipes; a busy lock */
-	if (!len) {
-		if (r)
-			return fz_fail(w, "%s of 0 bytes returned %ld", what, r);
-		return true;
-	}
+	if (zero_len(w, what, len, r))
+		return !w->violated;
 	if (!ps->m.bytes)
 		return want_err(w, "a read of an empty pipe", r, err, EAGAIN);
 	if (r < 0) {
@@ -511,12 +482,9 @@ void op_vmsplice_out(struct worker *w, const struct draws *dr)
 	long r;
 	int err;
 
-	if (i < 0) {
-		LOG(w, "vmsplice-out: no pipe");
+	if (nothing_to_do(w, i < 0, "vmsplice-out: no pipe"))
 		return;
-	}
-	valid = (dr->how & 3) || !len ? len + (dr->how >> 8) % MARGIN : (dr->how >> 8) % len;
-	p = dst_prepare(w, valid);
+	p = dst_draw(w, dr->how, len, &valid);
 	k = split_iov(iov, p, len, dr->how >> 16);
 	LOG(w, "vmsplice from p%u (%zu bytes) to %zu bytes in %d iovecs, %zu valid",
 	    i, w->pipe[i].m.bytes, len, k, valid);
@@ -538,13 +506,10 @@ void op_read_dev(struct worker *w, const struct draws *dr)
 	long r;
 	int err;
 
-	if (i < 0) {
-		LOG(w, "read-dev: no device");
+	if (nothing_to_do(w, i < 0, "read-dev: no device"))
 		return;
-	}
 	d = &w->dev[i];
-	valid = (dr->how & 3) || !len ? len + (dr->how >> 8) % MARGIN : (dr->how >> 8) % len;
-	p = dst_prepare(w, valid);
+	p = dst_draw(w, dr->how, len, &valid);
 	LOG(w, "%s %s %zu bytes, %zu valid", rm_name[m], dname(w, i, n1), len,
 	    valid);
 	r = do_read(d->fd, m, p, len, dr->how, off);
@@ -591,12 +556,9 @@ void op_read_pipe(struct worker *w, const struct draws *dr)
 	long r;
 	int err;
 
-	if (i < 0) {
-		LOG(w, "read-pipe: no pipe");
+	if (nothing_to_do(w, i < 0, "read-pipe: no pipe"))
 		return;
-	}
-	valid = (dr->how & 3) || !len ? len + (dr->how >> 8) % MARGIN : (dr->how >> 8) % len;
-	p = dst_prepare(w, valid);
+	p = dst_draw(w, dr->how, len, &valid);
 	LOG(w, "%s p%u (%zu bytes) %zu bytes, %zu valid", rm_name[m], i,
 	    w->pipe[i].m.bytes, len, valid);
 	r = do_read(w->pipe[i].rfd, m, p, len, dr->how, (dr->how >> 24) % MIB);
@@ -613,7 +575,7 @@ void op_write_dev(struct worker *w, const struct draws *dr)
 {
 	int i = pick_dev(w, dr->slots);
 	enum wmeth m = (dr->slots >> 8) % WM_NR;
-	size_t len = rlen(dr->len, BUF_MAX);
+	size_t len = rlen_nz(dr->len, BUF_MAX);
 	const unsigned char *src;
 	struct dev_slot *d;
 	bool bad = !(dr->how & 7);
@@ -621,13 +583,9 @@ void op_write_dev(struct worker *w, const struct draws *dr)
 	long r;
 	int err;
 
-	if (i < 0) {
-		LOG(w, "write-dev: no device");
+	if (nothing_to_do(w, i < 0, "write-dev: no device"))
 		return;
-	}
 	d = &w->dev[i];
-	if (!len)
-		len = 1;
 	/*
 	 * zczero discards what it is given without looking at it, as
 	 * /dev/null does: a source that runs into a PROT_NONE page is fine.
@@ -650,7 +608,7 @@ void op_write_dev(struct worker *w, const struct draws *dr)
 void op_write_pipe(struct worker *w, const struct draws *dr)
 {
 	int i = pick_pipe(w, dr->slots), k;
-	size_t len = rlen(dr->len, BUF_MAX), left, n;
+	size_t len = rlen_nz(dr->len, BUF_MAX), left, n;
 	const unsigned char *src;
 	struct iovec iov[4];
 	struct pipe_slot *p;
@@ -658,13 +616,9 @@ void op_write_pipe(struct worker *w, const struct draws *dr)
 	long r;
 	int err;
 
-	if (i < 0) {
-		LOG(w, "write-pipe: no pipe");
+	if (nothing_to_do(w, i < 0, "write-pipe: no pipe"))
 		return;
-	}
 	p = &w->pipe[i];
-	if (!len)
-		len = 1;
 	src = pat_at(dr->how, len);
 	k = split_iov(iov, (unsigned char *)src, len, dr->how >> 20);
 	LOG(w, "%s p%u (%zu of %zu) %zu bytes of the pattern", vec ? "writev" : "write",

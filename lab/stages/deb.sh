@@ -56,15 +56,6 @@ krel() {	# krel ID: the release of the lab's kernel ID
 rm -rf "$WORK" "$OUT"
 mkdir -p "$WORK" "$OUT"
 
-finish() {
-	if [ $failed -eq 0 ]; then
-		rm -rf "$WORK"
-	else
-		echo "# deb: logs in $OUT, the roots' changes in $WORK"
-	fi
-	exit $failed
-}
-
 # --- the package -------------------------------------------------------
 # From a copy: the tracked files, or all but out/ outside git.
 built() {
@@ -78,7 +69,7 @@ built() {
 	cp "$WORK/build/$DEB" "$WORK/"
 }
 step "dpkg-buildpackage -us -uc -b builds $DEB" "$OUT/build.log" built
-[ -f "$WORK/$DEB" ] || finish
+[ -f "$WORK/$DEB" ] || finish "the roots' changes"
 
 contents() {
 	dpkg-deb -I "$WORK/$DEB" && dpkg-deb -c "$WORK/$DEB" &&
@@ -218,4 +209,4 @@ for k in 6.1 6.12 7; do
 	modprobe_guest "$k" "$WORK/root-$k/lib/modules" "$ko" "$V" "$srcv" "$OUT/guest-$k"
 done
 
-finish
+finish "the roots' changes"

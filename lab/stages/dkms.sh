@@ -80,15 +80,6 @@ in_root() {
 rm -rf "$WORK" "$OUT"
 mkdir -p "$WORK/dkms" "$WORK/src" "$MODDIR/$KREL" "$OUT"
 
-finish() {
-	if [ $failed -eq 0 ]; then
-		rm -rf "$WORK"
-	else
-		echo "# dkms: logs in $OUT, the DKMS tree in $WORK"
-	fi
-	exit $failed
-}
-
 installed() {
 	local status
 	in_root "${DKMS_MAKE[@]}" dkms-install &&
@@ -99,7 +90,7 @@ installed() {
 }
 step "$k: dkms add, build, install zcdev/$V for $KREL against the lab's headers${BROOT:+ (in its build root)}" \
 	"$OUT/dkms-install.log" installed
-[ -f "$KO" ] || finish
+[ -f "$KO" ] || finish "the DKMS tree"
 
 modinfo "$KO" >"$OUT/modinfo.txt" 2>&1 || true
 srcversion=$(sed -n 's/^srcversion: *//p' "$OUT/modinfo.txt")
@@ -133,4 +124,4 @@ removed() {
 }
 step "$k: dkms remove takes zcdev/$V out again" "$OUT/dkms-remove.log" removed
 
-finish
+finish "the DKMS tree"

@@ -25,14 +25,9 @@ WHAT=install
 # shellcheck source=lab/stages/lib.sh
 . lab/stages/lib.sh
 
-[ $# -le 1 ] || { echo "usage: lab/stages/install.sh [KERNEL_ID]" >&2; exit 2; }
-k=${1:-6.1}
-lane_has built "$k" || exit 0
-in_time "install" || exit 1
-env=$LAB/kernels/$k/env
-[ -s "$env" ] || { echo "install: kernel $k is not set up (lab/vm/setup.sh $k)" >&2; exit 2; }
+one_kernel install 6.1 "$@"
 # shellcheck disable=SC1090
-. "$env"
+. "$LAB/kernels/$k/env"
 [ -z "$BROOT" ] || { echo "install: kernel $k builds in a root (use DKMS)" >&2; exit 2; }
 OUT=${LANE_OUT:-$PWD/out}/install-$k
 SRC=$OUT/src DEST=$OUT/root

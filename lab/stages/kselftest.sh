@@ -35,12 +35,7 @@ WHAT=kselftest
 # shellcheck source=lab/stages/lib.sh
 . lab/stages/lib.sh
 
-[ $# -le 1 ] || { echo "usage: lab/stages/kselftest.sh [KERNEL_ID]" >&2; exit 2; }
-k=${1:-7}
-lane_has built "$k" || exit 0
-in_time "kselftest" || exit 1
-[ -s "$LAB/kernels/$k/env" ] ||
-	{ echo "kselftest: kernel $k is not set up (lab/vm/setup.sh $k)" >&2; exit 2; }
+one_kernel kselftest 7 "$@"
 KO=${ZCDEV_KSFT_KO:-${LANE_OUT:-$PWD/out/check}/$k/zcdev.ko}
 [ -f "$KO" ] ||
 	{ echo "kselftest: no module $KO (set ZCDEV_KSFT_KO=path/zcdev.ko)" >&2; exit 2; }
@@ -50,11 +45,6 @@ TARBALL=$OUT/kselftest.tar.gz
 
 rm -rf "$OUT"
 mkdir -p "$OUT"
-
-finish() {
-	[ $failed -eq 0 ] || echo "# kselftest: logs in $OUT"
-	exit $failed
-}
 
 # --- install and gen_tar, on the host -----------------------------------
 # A build of its own (OUTPUT=), so that the lane's static -m32 one is left

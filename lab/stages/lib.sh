@@ -166,3 +166,27 @@ modprobe_guest() {
 		result fail "$k: kernel log free of warnings and oopses" "$logs.bad-dmesg"
 	fi
 }
+
+# one_kernel NAME DEFAULT [KERNEL]: the kernel k of a stage of one kernel
+# (KERNEL, else DEFAULT); the stage ends here, passing, when the lane did
+# not build it, and failing when the lane's time is spent.
+one_kernel() {
+	local name=$1
+	[ $# -le 3 ] || { echo "usage: lab/stages/$name.sh [KERNEL_ID]" >&2; exit 2; }
+	k=${3:-$2}
+	lane_has built "$k" || exit 0
+	in_time "$name" || exit 1
+	[ -s "$LAB/kernels/$k/env" ] ||
+		{ echo "$name: kernel $k is not set up (lab/vm/setup.sh $k)" >&2; exit 2; }
+}
+
+# finish WHAT: end the stage; its work tree WORK goes when all passed, and
+# is kept, holding WHAT, when something failed.
+finish() {
+	if [ $failed -eq 0 ]; then
+		[ -z "${WORK:-}" ] || rm -rf "$WORK"
+	else
+		echo "# $WHAT: logs in $OUT${WORK:+, ${1:-its work} in $WORK}"
+	fi
+	exit $failed
+}

@@ -76,14 +76,11 @@ static ssize_t zcref_splice_write(struct pipe_inode_info *pipe,
 				  struct file *out, loff_t *ppos, size_t len,
 				  unsigned int flags)
 {
-	struct splice_desc sd = {
-		.total_len	= len,
-		.flags		= flags,
-		.pos		= *ppos,
-		.u.file		= out,
-	};
+	struct splice_desc sd = { .total_len = len, .flags = flags };
 	ssize_t ret;
 
+	sd.pos = *ppos;
+	sd.u.file = out;
 	pipe_lock(pipe);
 	ret = __splice_from_pipe(pipe, &sd, zcref_pipe_to_null);
 	pipe_unlock(pipe);
@@ -179,20 +176,13 @@ static int zcref_open(struct inode *inode, struct file *file)
 }
 
 static const struct file_operations zcref_fops = {
-	.owner		= THIS_MODULE,
-	.open		= zcref_open,
-	.llseek		= zcref_lseek,
-	.read_iter	= zcref_read_iter,
-	.write_iter	= zcref_write_iter,
-	.splice_read	= zcref_splice_read,
-	.splice_write	= zcref_splice_write,
+	.owner = THIS_MODULE, .open = zcref_open, .llseek = zcref_lseek,
+	.read_iter = zcref_read_iter, .write_iter = zcref_write_iter,
+	.splice_read = zcref_splice_read, .splice_write = zcref_splice_write,
 };
 
 static struct miscdevice zcref_dev = {
-	.minor	= MISC_DYNAMIC_MINOR,
-	.name	= "zcref",
-	.fops	= &zcref_fops,
-	.mode	= 0666,
+	.minor = MISC_DYNAMIC_MINOR, .name = "zcref", .fops = &zcref_fops, .mode = 0666,
 };
 
 static int __init zcref_init(void)
