@@ -69,6 +69,31 @@ bool check_zero(struct worker *w, const void *p, size_t len,
 	return false;
 }
 
+/*
+ * The first n bytes of a row, read back from fd and checked for zeros
+ * before timing: whether they are (else the worker's status says why).
+ */
+bool read_zeros_back(struct worker *w, int fd, size_t n, const char *what)
+{
+	unsigned char *tmp = malloc(n);
+	ssize_t r;
+
+	if (!tmp) {
+		fail_sys(w, "malloc");
+		return false;
+	}
+	memset(tmp, 0xa5, n);
+	r = read_full(fd, tmp, n);
+	if (r >= 0 && r < (ssize_t)n)
+		errno = EIO;
+	if (r != (ssize_t)n)
+		fail_sys(w, what);
+	else
+		check_zero(w, tmp, n, what);
+	free(tmp);
+	return w->status == ST_OK;
+}
+
 void *alloc_buf(struct worker *w, size_t len)
 {
 	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,

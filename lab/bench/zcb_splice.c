@@ -149,33 +149,7 @@ void setup_pipe(struct worker *w)
 			   "splice from %s: EINVAL", m->path);
 	if (!moved(w, n, m->kind == K_SPLICE ? "splice(dev->pipe)" : "vmsplice"))
 		return;
-	{
-		unsigned char *tmp = malloc(n);
-		ssize_t off = 0;
-
-		if (!tmp) {
-			fail_sys(w, "malloc");
-			return;
-		}
-		memset(tmp, 0xa5, n);
-		while (off < n) {
-			ssize_t r = read(w->pipe_r, tmp + off, n - off);
-
-			if (r < 0 && errno == EINTR)
-				continue;
-			if (r <= 0) {
-				if (r == 0)
-					errno = EIO;
-				fail_sys(w, "read(pipe)");
-				break;
-			}
-			off += r;
-		}
-		if (w->status == ST_OK)
-			check_zero(w, tmp, n, "splice");
-		free(tmp);
-	}
-	if (w->status != ST_OK)
+	if (!read_zeros_back(w, w->pipe_r, n, "splice"))
 		return;
 
 	if (m->sink == SINK_READER)

@@ -151,7 +151,6 @@ void setup_tcp(struct worker *w)
 {
 	const struct meas *m = w->m;
 	const char *what = "";
-	unsigned char *tmp;
 	int sv[2], one = 1;
 	size_t off;
 	ssize_t n;
@@ -203,29 +202,7 @@ void setup_tcp(struct worker *w)
 		if (w->status != ST_OK)
 			return;
 	}
-	tmp = malloc(TCP_CHECK_LEN);
-	if (!tmp) {
-		fail_sys(w, "malloc");
-		return;
-	}
-	memset(tmp, 0xa5, TCP_CHECK_LEN);
-	for (off = 0; off < TCP_CHECK_LEN; off += n) {
-		n = recv(w->rsock, tmp + off, TCP_CHECK_LEN - off, 0);
-		if (n < 0 && errno == EINTR) {
-			n = 0;
-			continue;
-		}
-		if (n <= 0) {
-			if (n == 0)
-				errno = EIO;
-			fail_sys(w, "recv");
-			break;
-		}
-	}
-	if (w->status == ST_OK)
-		check_zero(w, tmp, TCP_CHECK_LEN, "tcp");
-	free(tmp);
-	if (w->status != ST_OK)
+	if (!read_zeros_back(w, w->rsock, TCP_CHECK_LEN, "tcp"))
 		return;
 	if (m->kind == K_SENDZC) {
 		/* all complete: count the timed sends only */

@@ -234,6 +234,27 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
+/* An option that takes a string as it is: whether c is one, and it set */
+static bool text_option(int c, const char *arg, const char **csv_path)
+{
+	const struct {
+		int opt;
+		const char **to;
+	} opts[] = {
+		{ 'd', &dev_path }, { 'r', &ref_path }, { 'z', &patch_path },
+		{ 'm', &machine_label }, { 'c', csv_path },
+	};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(opts); i++) {
+		if (opts[i].opt == c) {
+			*opts[i].to = arg;
+			return true;
+		}
+	}
+	return false;
+}
+
 /* The options; the CSV's path, if any */
 static const char *parse_options(int argc, char **argv)
 {
@@ -244,62 +265,45 @@ static const char *parse_options(int argc, char **argv)
 
 	opt_threads = ncpu > 0 ? ncpu : 1;
 	while ((c = getopt(argc, argv, "d:r:z:t:b:s:n:qc:m:T:iM:V:h")) != -1) {
+		bool ok = true;
+
+		if (text_option(c, optarg, &csv_path))
+			continue;
 		switch (c) {
-		case 'd':
-			dev_path = optarg;
-			break;
-		case 'r':
-			ref_path = optarg;
-			break;
-		case 'z':
-			patch_path = optarg;
-			break;
-		case 't':
-			if (!parse_int(optarg, 1, 1024, &opt_threads))
-				usage_exit(argv[0]);
-			break;
-		case 'b':
-			if (!parse_bytes(optarg, &opt_bytes))
-				usage_exit(argv[0]);
-			bytes_set = true;
-			break;
-		case 's':
-			if (!parse_num(optarg, 0.001, 86400, &opt_seconds))
-				usage_exit(argv[0]);
-			break;
-		case 'n':
-			if (!parse_int(optarg, 1, 100, &opt_repeat))
-				usage_exit(argv[0]);
-			break;
 		case 'q':
 			quick = true;
-			break;
-		case 'c':
-			csv_path = optarg;
-			break;
-		case 'm':
-			machine_label = optarg;
-			break;
-		case 'T':
-			if (!parse_tests(optarg))
-				usage_exit(argv[0]);
 			break;
 		case 'i':
 			opt_instr = true;
 			break;
+		case 't':
+			ok = parse_int(optarg, 1, 1024, &opt_threads);
+			break;
+		case 's':
+			ok = parse_num(optarg, 0.001, 86400, &opt_seconds);
+			break;
+		case 'n':
+			ok = parse_int(optarg, 1, 100, &opt_repeat);
+			break;
+		case 'T':
+			ok = parse_tests(optarg);
+			break;
+		case 'b':
+			ok = parse_bytes(optarg, &opt_bytes);
+			bytes_set = true;
+			break;
 		case 'M':
-			if (!parse_bytes(optarg, &opt_map) ||
-			    opt_map < MAP_CHECK_LEN)
-				usage_exit(argv[0]);
+			ok = parse_bytes(optarg, &opt_map) && opt_map >= MAP_CHECK_LEN;
 			break;
 		case 'V':
-			if (!*optarg || strchr(optarg, ','))
-				usage_exit(argv[0]);
+			ok = *optarg && !strchr(optarg, ',');
 			noverdict_note = optarg;
 			break;
 		default:
-			usage_exit(argv[0]);
+			ok = false;
 		}
+		if (!ok)
+			usage_exit(argv[0]);
 	}
 	if (optind != argc)
 		usage_exit(argv[0]);

@@ -166,6 +166,7 @@ bool claim_status(enum status *st, enum status s);
 	} while (0)
 void fail_sys(struct worker *w, const char *name);
 bool check_zero(struct worker *w, const void *p, size_t len, const char *what);
+bool read_zeros_back(struct worker *w, int fd, size_t n, const char *what);
 void *alloc_buf(struct worker *w, size_t len);
 bool moved(struct worker *w, ssize_t n, const char *what);
 bool start_reader(struct worker *w, void *(*fn)(void *), const char *what);

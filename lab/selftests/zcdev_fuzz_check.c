@@ -247,7 +247,7 @@ enum slot_kind { SLOT_DEV, SLOT_PIPE, SLOT_MAP };
 static bool in_use(struct worker *w, enum slot_kind kind, unsigned int i)
 {
 	return kind == SLOT_DEV ? w->dev[i].fd >= 0 :
-	       kind == SLOT_PIPE ? w->pipe[i].rfd >= 0 : w->map[i].addr != NULL;
+	       kind == SLOT_PIPE ? w->pipe[i].rfd >= 0 : !!w->map[i].addr;
 }
 
 /* The first slot of a kind in use from r on, or -1 */

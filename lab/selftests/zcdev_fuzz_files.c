@@ -164,7 +164,8 @@ void op_sendfile(struct worker *w, const struct draws *dr)
 	struct pipe_slot *p;
 	long r;
 
-	if (nothing_to_do(w, (!from_file && i < 0) || (to == 0 && j < 0) || (to == 2 && k < 0), "sendfile: nothing to send from or to"))
+	if (nothing_to_do(w, (!from_file && i < 0) || (to == 0 && j < 0) ||
+			  (to == 2 && k < 0), "sendfile: nothing to send from or to"))
 		return;
 	if (from_file) {
 		use_off = true;		/* the file's position is not modelled */

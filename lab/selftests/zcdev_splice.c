@@ -39,6 +39,21 @@
 #include "zcdev_fixture.h"
 
 /*
+ * Whether the device has something to test: false when it is absent, or
+ * a stock one that cannot splice on this kernel (the test skipped).
+ */
+static bool splices(struct __test_metadata *_metadata,
+		    struct _test_data_zcdev *self,
+		    const struct _fixture_variant_zcdev *variant)
+{
+	if (self->skip)
+		return false;
+	if (stock_cannot_splice_read(self->fd, variant->is_stock))
+		SKIP(return false, "%s cannot splice on this kernel", variant->path);
+	return true;
+}
+
+/*
  * A splice test's start: false when there is nothing to test (the device
  * is absent, or a stock one that cannot splice on this kernel, and the
  * test skipped); else a new pipe in p.
@@ -47,10 +62,8 @@ static bool splice_ready(struct __test_metadata *_metadata,
 			 struct _test_data_zcdev *self,
 			 const struct _fixture_variant_zcdev *variant, int p[2])
 {
-	if (self->skip)
+	if (!splices(_metadata, self, variant))
 		return false;
-	if (stock_cannot_splice_read(self->fd, variant->is_stock))
-		SKIP(return false, "%s cannot splice on this kernel", variant->path);
 	ASSERT_EQ(0, pipe2(p, O_CLOEXEC));
 	return true;
 }
@@ -246,10 +259,8 @@ TEST_F_TIMEOUT(zcdev, splice_tee_vmsplice, 120)
 	struct iovec iov;
 	struct gbuf b;
 
-	if (self->skip)
+	if (!splices(_metadata, self, variant))
 		return;
-	if (stock_cannot_splice_read(self->fd, variant->is_stock))
-		SKIP(return, "%s cannot splice on this kernel", variant->path);
 	ASSERT_EQ(0, pipe2(p1, O_CLOEXEC));
 	ASSERT_EQ(0, pipe2(p2, O_CLOEXEC));
 
@@ -402,10 +413,8 @@ TEST_F_TIMEOUT(zcdev, zero_page_stays_zero, 120)
 	struct gbuf b;
 	ssize_t r;
 
-	if (self->skip)
+	if (!splices(_metadata, self, variant))
 		return;
-	if (stock_cannot_splice_read(self->fd, variant->is_stock))
-		SKIP(return, "%s cannot splice on this kernel", variant->path);
 	memset(ff, 0xff, sizeof(ff));
 	ASSERT_EQ(0, pipe2(p, O_CLOEXEC));
 	ASSERT_EQ(0, pipe2(p2, O_CLOEXEC));
@@ -795,10 +804,8 @@ TEST_F_TIMEOUT(zcdev, sendfile_self, 120)
 	ssize_t r;
 	int other;
 
-	if (self->skip)
+	if (!splices(_metadata, self, variant))
 		return;
-	if (stock_cannot_splice_read(self->fd, variant->is_stock))
-		SKIP(return, "%s cannot splice on this kernel", variant->path);
 	if (variant->is_stock && splice_write_errno(self->fd) == EINVAL)
 		SKIP(return, "%s cannot be spliced to on this kernel",
 		     variant->path);
@@ -839,10 +846,8 @@ TEST_F_TIMEOUT(zcdev, sendfile_tcp, 120)
 	loff_t off;
 	ssize_t r;
 
-	if (self->skip)
+	if (!splices(_metadata, self, variant))
 		return;
-	if (stock_cannot_splice_read(self->fd, variant->is_stock))
-		SKIP(return, "%s cannot splice on this kernel", variant->path);
 	err = sock_pair(true, sv);
 	ASSERT_EQ(0, err) TH_LOG("TCP over 127.0.0.1: %s", strerror(err));
 	memset(&sk, 0, sizeof(sk));

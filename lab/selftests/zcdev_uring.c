@@ -132,9 +132,7 @@ TEST_F_TIMEOUT(zcdev, io_uring, 120)
 	struct gbuf b;
 	int ret;
 
-	if (self->skip)
-		return;
-	if (!ring_init(_metadata, &ring))
+	if (self->skip || !ring_init(_metadata, &ring))
 		return;
 
 	for (s = 0; s < ARRAY_SIZE(sizes); s++) {
@@ -350,9 +348,7 @@ TEST_F_TIMEOUT(zcdev, uring_async_read_whole, 120)
 	size_t n;
 	int ret;
 
-	if (self->skip)
-		return;
-	if (!ring_init(_metadata, &ring))
+	if (self->skip || !ring_init(_metadata, &ring))
 		return;
 	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
 		n = sizes[i];
