@@ -2,7 +2,7 @@
 /*
  * clearbench - user-space microbenchmark of zcdev's read-path clearing
  * routine, in the way `perf bench mem memset` builds the kernel's memset:
- * zc_stosb() comes from ../zcdev_clear.h compiled with -DZC_USERSPACE, so
+ * zc_stosb() comes from ../../zcdev_clear.h compiled with -DZC_USERSPACE, so
  * what is timed is the module's own instruction sequence.
  *
  * It is compared with:

@@ -5,7 +5,7 @@
  * threads splice, tee and close against unloads and reloads; a flood of
  * unprivileged opens and splices leaves no memory behind.  As root, with
  * ZCDEV_KO naming the module file: the tests unload and reload it, and
- * fail without it (make run_tests sets it to ../zcdev.ko when it exists).
+ * fail without it (make run_tests sets it to ../../zcdev.ko when it exists).
  */
 #include <errno.h>
 #include <fcntl.h>
