@@ -205,9 +205,9 @@ int unload_module(unsigned int ms)
 const char *size_str(size_t size, char *buf, size_t len)
 {
 	if (size >= MIB && size % MIB == 0)
-		snprintf(buf, len, "%zuM", size / MIB);
+		snprintf(buf, len, "%zuM", (size_t)(size / MIB));
 	else if (size >= KIB && size % KIB == 0)
-		snprintf(buf, len, "%zuK", size / KIB);
+		snprintf(buf, len, "%zuK", (size_t)(size / KIB));
 	else
 		snprintf(buf, len, "%zu", size);
 	return buf;
