@@ -37,7 +37,8 @@ if [ -n "$LANE_OUT" ]; then
 	in_time "deb" || exit 1
 fi
 OUT=${LANE_OUT:-$PWD/out}/deb
-WORK=${TMPDIR:-/tmp}/zcdev-deb-check
+# one of its own: lanes of other checkouts may run beside this one
+WORK=${TMPDIR:-/tmp}/zcdev-deb.$$
 V=$(cat VERSION)
 DEB=zcdev-dkms_${V}_all.deb
 

@@ -16,9 +16,11 @@
 #
 # Prints TAP lines "ok - dkms: ..." / "not ok - dkms: ..." with the
 # failing step's log as "#" lines, and exits non-zero when one failed.
-# A previous run's leftovers are removed first.  Logs: out/check/dkms-KERNEL_ID
-# in the lane, else out/dkms-KERNEL_ID; the work tree is removed unless a step
-# failed.
+# Logs: out/check/dkms-KERNEL_ID in the lane, else out/dkms-KERNEL_ID; the
+# work tree is removed unless a step failed.
+#
+# The work tree is the run's own (its process id in the name): lanes of
+# other checkouts may run beside this one on the same lab.
 #
 # Kernels whose headers live in a build root (BROOT: 7.x, built with
 # gcc-14) have DKMS run inside that root, with its own dkms, the tree
@@ -52,11 +54,11 @@ env=$LAB/kernels/$k/env
 OUT=${LANE_OUT:-$TOP/out}/dkms-$k
 V=$(cat VERSION)
 if [ -n "$BROOT" ]; then
-	RWORK=/tmp/zcdev-dkms-check.$k		# as DKMS sees it, in the root
+	RWORK=/tmp/zcdev-dkms.$k.$$		# as DKMS sees it, in the root
 	WORK=$BROOT$RWORK			# as the host sees it
 	RTOP=/zcdev-src
 else
-	WORK=${TMPDIR:-/tmp}/zcdev-dkms-check.$k
+	WORK=${TMPDIR:-/tmp}/zcdev-dkms.$k.$$
 	RTOP=$TOP RWORK=$WORK
 fi
 MODDIR=$WORK/root/lib/modules
