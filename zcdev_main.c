@@ -232,7 +232,8 @@ static ssize_t read_iter_zero(struct kiocb *iocb, struct iov_iter *iter)
  * iterator costs more than clearing the bytes (about 120 instructions of
  * 800 for a one-byte read on 7.3, bench/RESULTS-read.md), which is why
  * /dev/zero has both.  Vectored, NOWAIT and io_uring reads take the
- * iterator path; kernel_read() too.
+ * iterator path.  kernel_read() takes neither: __kernel_read() refuses a
+ * file that has both, with a message, as it refuses /dev/zero.
  */
 static ssize_t read_zero(struct file *file, char __user *buf, size_t count,
 			 loff_t *ppos)
@@ -314,34 +315,28 @@ static int open_zc(struct inode *inode, struct file *file)
 	if (!READ_ONCE(zc_live))
 		return -ENODEV;
 	file->f_mode |= FMODE_NOWAIT;	/* reads never block: io_uring inline */
-	return zc_pipe_open(file);
-}
-
-static int release_zc(struct inode *inode, struct file *file)
-{
-	zc_pipe_release(file);
 	return 0;
 }
 
 /*
- * Large mappings where huge pages can back them, as /dev/zero's: aligned
- * to PMD_SIZE by thp_get_unmapped_area() where it can (from 6.7 on; 6.1
- * aligns only DAX files), else a plain area; NULL without THP.
- * /dev/zero gives shared mappings shmem's choice instead, but
- * shmem_get_unmapped_area() is not exported: they get the same
- * alignment, which is shmem's where its huge pages are on.
+ * Large mappings where huge pages can back them: thp_get_unmapped_area()
+ * aligns a mapping of 2 MiB or more to PMD_SIZE where it can (6.1 as
+ * well), else it is a plain area; without THP, a plain area.  Stock
+ * /dev/zero does the same for private mappings from 6.18 on, and gives
+ * shared ones shmem's choice; shmem_get_unmapped_area() is not exported,
+ * so zczero's shared mappings get the same alignment, which is shmem's
+ * where its huge pages are on.
  */
 static const struct file_operations zero_fops = {
 	.owner		= THIS_MODULE,
 	.open		= open_zc,
-	.release	= release_zc,
 	.llseek		= zc_lseek,
 	.read		= read_zero,
 	.read_iter	= read_iter_zero,
 	.write		= write_zero,
 	.write_iter	= write_iter_zero,
-	.splice_read	= splice_read_zero,
-	.splice_write	= splice_write_zero,
+	.splice_read	= zc_splice_read,
+	.splice_write	= zc_splice_write_zero,
 	.mmap		= mmap_zero,
 	.get_unmapped_area = thp_get_unmapped_area,
 };
@@ -349,13 +344,12 @@ static const struct file_operations zero_fops = {
 static const struct file_operations full_fops = {
 	.owner		= THIS_MODULE,
 	.open		= open_zc,
-	.release	= release_zc,
 	.llseek		= zc_lseek,
 	.read		= read_zero,
 	.read_iter	= read_iter_zero,
 	.write_iter	= write_iter_full,
-	.splice_read	= splice_read_zero,
-	.splice_write	= splice_write_full,
+	.splice_read	= zc_splice_read,
+	.splice_write	= zc_splice_write_full,
 };
 
 static struct miscdevice zczero_dev = {
@@ -394,18 +388,24 @@ static int __init zcdev_init(void)
 	int ret;
 
 	zc_resolve_read_path(zc_read_path);
-	zc_pipe_init();
-	ret = misc_register(&zczero_dev);
+	ret = zc_pipe_init();
 	if (ret)
 		return ret;
+	ret = misc_register(&zczero_dev);
+	if (ret)
+		goto out_pipe;
 	ret = misc_register(&zcfull_dev);
-	if (ret) {
-		misc_deregister(&zczero_dev);
-		zc_wait_for_refused_opens();
-		return ret;
-	}
+	if (ret)
+		goto out_zero;
 	WRITE_ONCE(zc_live, true);
 	return 0;
+
+out_zero:
+	misc_deregister(&zczero_dev);
+	zc_wait_for_refused_opens();
+out_pipe:
+	zc_pipe_exit();
+	return ret;
 }
 
 static void __exit zcdev_exit(void)

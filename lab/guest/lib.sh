@@ -43,13 +43,14 @@ report() {
 	echo "# report: $*" >/dev/console
 }
 
-# rmmod, allowing the RCU grace period after the last close (zcdev_pipe.c).
+# rmmod, allowing for the last splice's generation: it ends within a
+# quarter of a second, and goes two grace periods later (zcdev_pipe.c).
 unload() {
 	local tries=0
 
 	until rmmod zcdev 2>/dev/null; do
 		tries=$((tries + 1))
-		[ $tries -lt 50 ] || { rmmod zcdev; return 1; }
+		[ $tries -lt 100 ] || { rmmod zcdev; return 1; }
 		sleep 0.1
 	done
 }

@@ -307,9 +307,10 @@ static void reload(void)
 /*
  * Every worker parked between two sequences holds nothing of zcdev's: no
  * file, no mapping, no pipe buffer.  zcdev must then unload within
- * UNLOAD_MS: the last buffer's epoch is freed a grace period after it
- * went (zcdev_pipe.c).  Then, one time in two, it is loaded again a
- * moment after the workers went on, so that their first opens meet a
+ * UNLOAD_MS: the last generation ends within a quarter of a second of
+ * its start, and goes two grace periods after its last buffer
+ * (zcdev_pipe.c).  Then, one time in two, it is loaded again a moment
+ * after the workers went on, so that their first opens meet a
  * module that is not there or still initialising; the other time it is
  * loaded before they go on, and unloaded as they go: their first opens
  * race with delete_module.

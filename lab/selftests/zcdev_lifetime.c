@@ -44,11 +44,9 @@
 #define NO_KO	"set ZCDEV_KO to the module file: the test unloads and reloads zcdev"
 
 /*
- * Unloading.  Zero-page buffers (splice_buffer=4096) keep the module
- * loaded, a tee'd copy included, until the last one is gone; then it
- * unloads, and loads again.  Large buffers are the kernel's own, with a
- * reference on zcdev's folio: nothing pins the module, and the folio
- * outlives it as long as a pipe holds it.
+ * Unloading.  zcdev's pipe buffers, large or zero-page, a tee'd copy
+ * included, keep the module loaded until the last one is gone; then it
+ * unloads within seconds, and loads again.
  */
 FIXTURE(unload) {
 	int dummy;
@@ -115,20 +113,6 @@ TEST_F_TIMEOUT(unload, pipes_pin_module, 240)
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(8192, splice(fd, NULL, p3[1], NULL, 8192, 0));
 	close(fd);
-	if (splice_buffer_size(false) > 4096) {
-		/* large buffers: it goes at once, and the pipes read zeros */
-		err = unload_module(10000);
-		ASSERT_EQ(0, err) TH_LOG("delete_module with large buffers in three pipes: %s",
-					 strerror(err));
-		EXPECT_EQ(0, read_zeros(p1[0], 4096));
-		EXPECT_EQ(0, read_zeros(p2[0], 4096));
-		EXPECT_EQ(0, read_zeros(p3[0], 8192));
-		EXPECT_EQ(0, pipe_bytes(p1[0]));
-		EXPECT_EQ(0, pipe_bytes(p2[0]));
-		EXPECT_EQ(0, pipe_bytes(p3[0]));
-		unloaded = true;
-		goto gone;
-	}
 	expect_busy(_metadata, &unloaded, "three pipes full");
 
 	/* p3 drained by a splice into zczero */
@@ -153,7 +137,6 @@ TEST_F_TIMEOUT(unload, pipes_pin_module, 240)
 		ASSERT_EQ(0, err) TH_LOG("delete_module with the pipes drained: %s",
 					 strerror(err));
 	}
-gone:
 	EXPECT_TRUE(wait_path("/dev/zczero", false, 5000));
 	EXPECT_TRUE(wait_path("/dev/zcfull", false, 5000));
 	/* the pipes themselves outlive the module */
@@ -535,14 +518,12 @@ TEST_F_TIMEOUT(unload, churn_against_unload, 240)
 	pthread_rwlockattr_t attr;
 	unsigned int i, j;
 	int null, err;
-	bool large;
 
 	if (geteuid())
 		SKIP(return, "unloading needs root");
 	ASSERT_TRUE(ko && *ko) TH_LOG("%s", NO_KO);
 	if (!module_loaded())
 		ASSERT_EQ(0, load_module(ko, "")) TH_LOG("load %s", ko);
-	large = splice_buffer_size(false) > 4096;
 	null = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	ASSERT_LE(0, null);
 
@@ -598,17 +579,11 @@ TEST_F_TIMEOUT(unload, churn_against_unload, 240)
 		TH_LOG("%lu lulls did not see zcdev go in %u ms", u.stuck,
 		       LULL_MS);
 	EXPECT_LT(0UL, u.unloads);
-	if (large) {
-		/* nothing pins it: the churners' checks are the verdict */
-		TH_LOG("unloader: %lu unloads with large buffers in a pipe",
-		       u.unsafe);
-	} else {
-		EXPECT_EQ(0UL, u.unsafe)
-			TH_LOG("unloaded %lu times with buffers in a pipe (%ld bytes)",
-			       u.unsafe, u.unsafe_held);
-		/* not vacuous: it was refused with buffers out */
-		EXPECT_LT(0UL, u.pinned);
-	}
+	EXPECT_EQ(0UL, u.unsafe)
+		TH_LOG("unloaded %lu times with buffers in a pipe (%ld bytes)",
+		       u.unsafe, u.unsafe_held);
+	/* not vacuous: it was refused with buffers out */
+	EXPECT_LT(0UL, u.pinned);
 	pthread_rwlock_destroy(&ctl.lock);
 
 	/* every pipe is closed: it goes within a few seconds, and comes back */
@@ -623,8 +598,8 @@ TEST_F_TIMEOUT(unload, churn_against_unload, 240)
 
 /*
  * The flood: a user without privileges opens zczero, splices a byte into
- * a pipe and closes both, as fast as it can; each cycle makes an epoch
- * that an RCU callback frees (zcdev_pipe.c).  Afterwards, the memory it
+ * a pipe and closes both, as fast as it can; every second of it makes a
+ * generation that an RCU callback frees (zcdev_pipe.c).  Afterwards, the memory it
  * took must have come back, and the module must still unload.
  */
 #define NOBODY		65534
@@ -678,7 +653,7 @@ static int flood_main(struct flood *f, unsigned int ms, unsigned long cycles)
 				return flood_fail(f, "pipe2");
 			if (splice(fd, NULL, p[1], NULL, 1, 0) != 1)
 				return flood_fail(f, "splice");
-			/* the file first: its epoch dies with a buffer out */
+			/* the file first: its buffer outlives it */
 			close(fd);
 			close(p[1]);
 			close(p[0]);
@@ -716,8 +691,8 @@ static int flood_run(struct flood *f, unsigned int ms, unsigned long cycles)
 /* What a flood may take: memory it must give back */
 struct mem {
 	long avail;	/* MemAvailable, kB */
-	long unrecl;	/* SUnreclaim: kmalloc, where an epoch lives */
-	long percpu;	/* Percpu: where an epoch's counters live */
+	long unrecl;	/* SUnreclaim: kmalloc, where a generation lives */
+	long percpu;	/* Percpu: where a generation's counters live */
 };
 
 static void mem_read(struct mem *m)
