@@ -11,7 +11,8 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/miscdevice.h>
+#include <linux/cdev.h>
+#include <linux/device.h>
 #include <linux/module.h>
 #include <linux/sched/signal.h>
 #include <linux/sizes.h>
@@ -279,7 +280,7 @@ static ssize_t write_iter_full(struct kiocb *iocb, struct iov_iter *from)
 	return -ENOSPC;
 }
 
-static loff_t zc_lseek(struct file *file, loff_t offset, int orig)
+static loff_t zero_lseek(struct file *file, loff_t offset, int orig)
 {
 	return file->f_pos = 0;
 }
@@ -299,24 +300,17 @@ static int mmap_zero(struct file *file, struct vm_area_struct *vma)
 /*
  * Whether init has finished: until then every open is refused.
  *
- * misc_register() makes a device openable at once, and the module
+ * cdev_add() makes the devices openable at once, and the module
  * reference an open takes (fops->owner) does not wait for init either:
  * try_module_get() fails only for a module that is GOING, not COMING
- * (module_is_live()).  So if zcfull failed to register after zczero had
- * been opened, do_init_module() would free the module under an open
- * file.  Refusing opens until both devices are there closes that: an
- * open that could see zczero during a failing init fails, and init then
- * waits for its module reference (zc_wait_for_refused_opens()).
+ * (module_is_live()).  So if init failed after the cdev was added and
+ * one of its nodes (made by mknod, say) had been opened, do_init_module()
+ * would free the module under an open file.  Refusing opens until init
+ * is done closes that: an open that could see a device during a failing
+ * init fails, and init then waits for its module reference
+ * (zc_wait_for_refused_opens()).
  */
 static bool zc_live;
-
-static int open_zc(struct inode *inode, struct file *file)
-{
-	if (!READ_ONCE(zc_live))
-		return -ENODEV;
-	file->f_mode |= FMODE_NOWAIT;	/* reads never block: io_uring inline */
-	return 0;
-}
 
 /*
  * Large mappings where huge pages can back them: thp_get_unmapped_area()
@@ -329,8 +323,7 @@ static int open_zc(struct inode *inode, struct file *file)
  */
 static const struct file_operations zero_fops = {
 	.owner		= THIS_MODULE,
-	.open		= open_zc,
-	.llseek		= zc_lseek,
+	.llseek		= zero_lseek,
 	.read		= read_zero,
 	.read_iter	= read_iter_zero,
 	.write		= write_zero,
@@ -343,8 +336,7 @@ static const struct file_operations zero_fops = {
 
 static const struct file_operations full_fops = {
 	.owner		= THIS_MODULE,
-	.open		= open_zc,
-	.llseek		= zc_lseek,
+	.llseek		= zero_lseek,
 	.read		= read_zero,
 	.read_iter	= read_iter_zero,
 	.write_iter	= write_iter_full,
@@ -352,28 +344,62 @@ static const struct file_operations full_fops = {
 	.splice_write	= zc_splice_write_full,
 };
 
-static struct miscdevice zczero_dev = {
-	.minor	= MISC_DYNAMIC_MINOR,
-	.name	= "zczero",
-	.fops	= &zero_fops,
-	.mode	= 0666,
+/*
+ * One character device region of zcdev's own, a minor each, as
+ * drivers/char/mem.c has /dev/zero and /dev/full: an open looks its
+ * minor up here without a lock of zcdev's (a misc device's open takes
+ * the global misc_mtx).
+ */
+static const struct zc_dev {
+	const char *name;
+	const struct file_operations *fops;
+} zc_devlist[] = {
+	{ "zczero", &zero_fops },
+	{ "zcfull", &full_fops },
 };
 
-static struct miscdevice zcfull_dev = {
-	.minor	= MISC_DYNAMIC_MINOR,
-	.name	= "zcfull",
-	.fops	= &full_fops,
-	.mode	= 0666,
+static int zc_open(struct inode *inode, struct file *file)
+{
+	unsigned int minor = iminor(inode);
+
+	if (!READ_ONCE(zc_live))
+		return -ENODEV;
+	if (minor >= ARRAY_SIZE(zc_devlist))
+		return -ENXIO;
+	file->f_op = zc_devlist[minor].fops;
+	file->f_mode |= FMODE_NOWAIT;	/* reads never block: io_uring inline */
+	return 0;
+}
+
+static const struct file_operations zc_fops = {
+	.owner		= THIS_MODULE,
+	.open		= zc_open,
+	.llseek		= noop_llseek,
 };
+
+/* The nodes udev and devtmpfs make: /dev/zczero and /dev/zcfull, 0666. */
+static char *zc_devnode(const struct device *dev, umode_t *mode)
+{
+	if (mode)
+		*mode = 0666;
+	return NULL;
+}
+
+static struct class zc_class = {
+	.name		= "zcdev",
+	.devnode	= zc_class_devnode,
+};
+
+static dev_t zc_devt;
+static struct cdev zc_cdev;
 
 /*
- * After a failed init, before the module is freed: misc_open() calls
- * ->open under misc_mtx, which misc_deregister() takes, so no open is in
- * progress and none succeeded (zc_live).  But a refused open drops the
- * module reference it took only after misc_open() returns: wait for
- * that, down to the one the loader holds during init.  What is left of
- * module_put() after its decrement is covered by the synchronize_rcu()
- * of do_init_module()'s failure path.
+ * After a failed init, before the module is freed: cdev_del() has made
+ * the devices unreachable, no open succeeded (zc_live), but a refused
+ * open drops the module references it took (cdev and fops) only after
+ * zc_open() returns: wait for that, down to the one the loader holds
+ * during init.  What is left of module_put() after its decrement is
+ * covered by the synchronize_rcu() of do_init_module()'s failure path.
  */
 static void zc_wait_for_refused_opens(void)
 {
@@ -381,6 +407,35 @@ static void zc_wait_for_refused_opens(void)
 	while (module_refcount(THIS_MODULE) > 1)
 		schedule_timeout_uninterruptible(1);
 #endif
+}
+
+static void zc_devices_destroy(unsigned int n)
+{
+	while (n--)
+		device_destroy(&zc_class, zc_devt + n);
+}
+
+static int zc_devices_create(void)
+{
+	struct device *dev;
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < ARRAY_SIZE(zc_devlist); i++) {
+		ret = zc_fault_init(i);
+		if (ret)
+			goto fail;
+		dev = device_create(&zc_class, NULL, zc_devt + i, NULL, "%s",
+				    zc_devlist[i].name);
+		ret = PTR_ERR_OR_ZERO(dev);
+		if (ret)
+			goto fail;
+	}
+	return 0;
+fail:
+	pr_err("cannot register /dev/%s: %d\n", zc_devlist[i].name, ret);
+	zc_devices_destroy(i);
+	return ret;
 }
 
 static int __init zcdev_init(void)
@@ -391,27 +446,42 @@ static int __init zcdev_init(void)
 	ret = zc_pipe_init();
 	if (ret)
 		return ret;
-	ret = misc_register(&zczero_dev);
+	ret = alloc_chrdev_region(&zc_devt, 0, ARRAY_SIZE(zc_devlist), "zcdev");
 	if (ret)
 		goto out_pipe;
-	ret = misc_register(&zcfull_dev);
+	ret = class_register(&zc_class);
 	if (ret)
-		goto out_zero;
+		goto out_region;
+	cdev_init(&zc_cdev, &zc_fops);
+	zc_cdev.owner = THIS_MODULE;
+	ret = cdev_add(&zc_cdev, zc_devt, ARRAY_SIZE(zc_devlist));
+	if (ret)
+		goto out_class;
+	ret = zc_devices_create();
+	if (ret)
+		goto out_cdev;
 	WRITE_ONCE(zc_live, true);
 	return 0;
 
-out_zero:
-	misc_deregister(&zczero_dev);
+out_cdev:
+	cdev_del(&zc_cdev);
 	zc_wait_for_refused_opens();
+out_class:
+	class_unregister(&zc_class);
+out_region:
+	unregister_chrdev_region(zc_devt, ARRAY_SIZE(zc_devlist));
 out_pipe:
-	zc_pipe_exit();
+	if (!zc_fault_init_leaks())
+		zc_pipe_exit();
 	return ret;
 }
 
 static void __exit zcdev_exit(void)
 {
-	misc_deregister(&zcfull_dev);
-	misc_deregister(&zczero_dev);
+	zc_devices_destroy(ARRAY_SIZE(zc_devlist));
+	cdev_del(&zc_cdev);
+	class_unregister(&zc_class);
+	unregister_chrdev_region(zc_devt, ARRAY_SIZE(zc_devlist));
 	zc_pipe_exit();
 }
 

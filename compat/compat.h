@@ -7,6 +7,7 @@
 #ifndef ZCDEV_COMPAT_H
 #define ZCDEV_COMPAT_H
 
+#include <linux/device.h>
 #include <linux/fs.h>
 #include <linux/mm.h>
 #include <linux/shmem_fs.h>
@@ -15,6 +16,18 @@
 
 #ifdef ZC_UNSUPPORTED_KERNEL
 #error "zcdev supports Linux 6.1 and later"
+#endif
+
+#ifdef ZC_HAVE_CONST_DEVNODE
+#define zc_class_devnode	zc_devnode
+#else
+/* Before 6.2 a class's ->devnode() took a device that was not const. */
+static char *zc_devnode(const struct device *dev, umode_t *mode);
+
+static inline char *zc_class_devnode(struct device *dev, umode_t *mode)
+{
+	return zc_devnode(dev, mode);
+}
 #endif
 
 #ifndef ZC_HAVE_ITER_IOV

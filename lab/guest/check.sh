@@ -113,7 +113,7 @@ trinity_run() {
 	for d in zczero zcfull; do
 		# shellcheck disable=SC2046 # major and minor: two words
 		[ -e /victims/$d ] ||
-			mknod -m 666 /victims/$d c $(tr : ' ' </sys/class/misc/$d/dev) ||
+			mknod -m 666 /victims/$d c $(tr : ' ' </sys/class/zcdev/$d/dev) ||
 			return 1
 	done
 	chown 65534:65534 /tmp/trinity

@@ -79,8 +79,14 @@ TEST_F(zcdev, node)
 	ASSERT_EQ(0, stat(variant->path, &st));
 	EXPECT_TRUE(S_ISCHR(st.st_mode));
 	EXPECT_EQ(0666U, st.st_mode & 07777);
-	EXPECT_TRUE(variant->is_stock || major(st.st_rdev) == MISC_MAJOR)
-		TH_LOG("major %u, not misc", major(st.st_rdev));
+	/* zcdev's own region, the node udev or devtmpfs made for its class */
+	if (!variant->is_stock) {
+		EXPECT_EQ(chrdev_major(MODNAME), (long)major(st.st_rdev))
+			TH_LOG("major %u, not zcdev's in /proc/devices",
+			       major(st.st_rdev));
+		EXPECT_EQ((long long)st.st_rdev, class_devt(variant->path))
+			TH_LOG("%s is not /sys/class/zcdev's device", variant->path);
+	}
 	/* the node is the device we opened */
 	ASSERT_EQ(0, fstat(self->fd, &fst));
 	EXPECT_EQ(st.st_rdev, fst.st_rdev);

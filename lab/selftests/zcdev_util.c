@@ -15,6 +15,7 @@
 #include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <sys/utsname.h>
 
@@ -316,6 +317,51 @@ bool wait_path(const char *path, bool exist, unsigned int ms)
 		sleep_ms(20);
 	}
 	return false;
+}
+
+/* The major of character device region name in /proc/devices, or -1 */
+long chrdev_major(const char *name)
+{
+	char line[128], what[64];
+	long major = -1, m;
+	bool chr = false;
+	FILE *f = fopen("/proc/devices", "re");
+
+	if (!f)
+		return -1;
+	while (major < 0 && fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "Character devices:", 18))
+			chr = true;
+		else if (!strncmp(line, "Block devices:", 14))
+			chr = false;
+		else if (chr && sscanf(line, "%ld %63s", &m, what) == 2 &&
+			 !strcmp(what, name))
+			major = m;
+	}
+	fclose(f);
+	return major;
+}
+
+/*
+ * The device number that /sys/class/zcdev/NAME/dev gives for the node
+ * /dev/NAME, as makedev(major, minor), or -1
+ */
+long long class_devt(const char *path)
+{
+	const char *name = strrchr(path, '/');
+	unsigned int major, minor;
+	char sys[256];
+	FILE *f;
+	int n;
+
+	snprintf(sys, sizeof(sys), "/sys/class/%s/%s/dev", MODNAME,
+		 name ? name + 1 : path);
+	f = fopen(sys, "re");
+	if (!f)
+		return -1;
+	n = fscanf(f, "%u:%u", &major, &minor);
+	fclose(f);
+	return n == 2 ? (long long)makedev(major, minor) : -1;
 }
 
 /*

@@ -12,7 +12,6 @@
 #include "zclab.h"
 
 #define FILL		0xa5	/* what buffers hold before a read */
-#define MISC_MAJOR	10
 #define PARAM_DIR	"/sys/module/zcdev/parameters/"
 
 /*
@@ -75,6 +74,8 @@ ssize_t rd(int fd, enum rd_method m, void *p, size_t n);
 
 /* The module: load, unload, parameters */
 bool wait_path(const char *path, bool exist, unsigned int ms);
+long chrdev_major(const char *name);
+long long class_devt(const char *path);
 int load_module(const char *ko, const char *params);
 int param_set(const char *name, const char *val, size_t len);
 int param_get(const char *name, char *buf, size_t size);
