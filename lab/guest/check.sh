@@ -22,7 +22,8 @@ FUZZ=${ZCDEV_FUZZ:-15}
 FUZZ_SEEDS=${ZCDEV_FUZZ_SEEDS:-"1 2 3"}
 RELOADS=${ZCDEV_RELOADS:-10}
 
-# step, kstep, report, unload, kmemleak_check and plan are in /guest-lib.
+# step, kstep, report, unload, kmemleak_check, selftests and plan are in
+# /guest-lib.
 
 nodes_ok() {
 	for d in zczero zcfull; do
@@ -45,18 +46,6 @@ read_path_kernel() {
 	echo kernel >/sys/module/zcdev/parameters/read_path &&
 	reads_zeros 16 &&
 	echo auto >/sys/module/zcdev/parameters/read_path
-}
-
-# selftests PROG: its TAP lines go to the console, not to step's log,
-# with the program's name before each test's, as "zcdev_read_32.zcdev.
-# zczero.node"; lab/vm/judge.sh judges each test of zcdev's, and prints the
-# stock devices' as references.  The step itself asks only that the
-# program ran to its end: the harness printed its totals.
-selftests() {		# selftests PROG [NAME]: NAME (default PROG) before its tests
-	ZCDEV_KO=$KO /t/$1 2>&1 |
-		sed -E "s/^((not )?ok [0-9]+ )([a-z])/\1${2:-$1}.\3/; s/^(#  RUN +)/\1${2:-$1}./" |
-		tee /tmp/selftests.out >/dev/console
-	grep -qE '^# (PASSED|FAILED): [0-9]+ / [0-9]+ tests passed' /tmp/selftests.out
 }
 
 # selftests_zeropage PROG: PROG with zcdev loaded with splice_buffer=4096

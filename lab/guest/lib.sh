@@ -55,6 +55,18 @@ unload() {
 	done
 }
 
+# selftests PROG: its TAP lines go to the console, not to step's log,
+# with the program's name before each test's, as "zcdev_read_32.zcdev.
+# zczero.node"; lab/vm/judge.sh judges each test of zcdev's, and prints the
+# stock devices' as references.  The step itself asks only that the
+# program ran to its end: the harness printed its totals.
+selftests() {		# selftests PROG [NAME]: NAME (default PROG) before its tests
+	ZCDEV_KO=${KO:-/zcdev.ko} /t/$1 2>&1 |
+		sed -E "s/^((not )?ok [0-9]+ )([a-z])/\1${2:-$1}.\3/; s/^(#  RUN +)/\1${2:-$1}./" |
+		tee /tmp/selftests.out >/dev/console
+	grep -qE '^# (PASSED|FAILED): [0-9]+ / [0-9]+ tests passed' /tmp/selftests.out
+}
+
 # kmemleak's verdict: no unreferenced object allocated by zcdev (its
 # symbols, or addresses in module space once it is gone: the guest loads
 # no other module), splice or pipe code.  Objects must be a few seconds
