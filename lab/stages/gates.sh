@@ -22,10 +22,7 @@ cd "$(dirname "$0")/../.." || exit 1
 [ -s "${LANE_OUT:-}/built" ] || exit 0
 in_time "gates" || exit 1
 
-k=
-while read -r b; do
-	[ "$b" = debug ] || [ "$k" = 7 ] || k=$b
-done <"$LANE_OUT/built"
+k=$(gate_kernel)
 [ -n "$k" ] || exit 0
 real=$LANE_OUT/$k/guest.console
 G=$LANE_OUT/gates

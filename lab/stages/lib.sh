@@ -167,6 +167,16 @@ modprobe_guest() {
 	fi
 }
 
+# gate_kernel: the kernel the gates run on, the newest stock kernel the
+# lane built (7, else the last one), or nothing.
+gate_kernel() {
+	local b k=
+	while read -r b; do
+		[ "$b" = debug ] || [ "$b" = user ] || [ "$k" = 7 ] || k=$b
+	done <"$LANE_OUT/built"
+	echo "$k"
+}
+
 # one_kernel NAME DEFAULT [KERNEL]: the kernel k of a stage of one kernel
 # (KERNEL, else DEFAULT); the stage ends here, passing, when the lane did
 # not build it, and failing when the lane's time is spent.

@@ -1,0 +1,57 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=dash
+#
+# Runs as root inside a test VM (busybox sh), with /guest-lib, the
+# selftests in /t and three builds of zcdev with a fault planted
+# (zcdev_fault.h): /zcdev.ko (ZCDEV_FAULT=refs), /zcdev-init.ko (init)
+# and /zcdev-init-leak.ko (init-leak); lab/stages/faults.sh boots it.
+#
+# - With every zero folio 256 references short of overflowing its count,
+#   zcdev_refs's splices, tees and sends into a socket keep working or
+#   fail with ENOMEM, and the kernel log stays clean (lab/vm/judge.sh).
+# - A load whose second device fails to register gives back what it
+#   took: 50 such loads leave MemFree within 8 MiB of where it was.  A
+#   build whose failed load leaks its folio must fail that check.
+
+KO=/zcdev.ko
+LOADS=50
+SLACK_KB=8192
+
+memfree() {
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	sleep 2
+	awk '$1 == "MemFree:" { print $2 }' /proc/meminfo
+}
+
+# failed_loads KO: LOADS loads of KO all fail with a message, and
+# MemFree is where it was within SLACK_KB.  (busybox's insmod tries
+# init_module() after finit_module() fails: the messages count the loads.)
+failed_loads() {
+	local i=0 before after log loads=0
+
+	insmod "$1" 2>/dev/null	# the first load's one-time costs
+	before=$(memfree)
+	log=$(dmesg | wc -l)
+	while [ "$loads" -lt $LOADS ] && [ $i -lt $LOADS ]; do
+		! insmod "$1" 2>/dev/null || { echo "load $i of $1 succeeded"; rmmod zcdev; return 1; }
+		i=$((i + 1))
+		loads=$(dmesg | tail -n +$((log + 1)) | grep -c 'zcdev: cannot register /dev/zcfull')
+	done
+	after=$(memfree)
+	report "$loads failed loads of $1 ($i insmods): MemFree $before kB before, $after kB after"
+	[ "$loads" -ge $LOADS ] || { echo "$loads failed loads said why, of $LOADS"; return 1; }
+	[ $((after - before)) -le $SLACK_KB ] && [ $((before - after)) -le $SLACK_KB ] ||
+		{ echo "MemFree moved by $((after - before)) kB"; return 1; }
+}
+
+. /guest-lib
+plan "$0"
+step "a load that fails to register its second device, $LOADS times, leaves MemFree within $SLACK_KB kB" \
+	failed_loads /zcdev-init.ko
+step "gate: that check fails a failed load that leaks its folio (ZCDEV_FAULT=init-leak)" \
+	eval '! failed_loads /zcdev-init-leak.ko'
+step "insmod zcdev.ko (ZCDEV_FAULT=refs: counts 256 short of overflow)" insmod $KO
+step "selftests: zcdev_refs, counts 256 short of overflow, ran to its end" \
+	selftests zcdev_refs zcdev_refs_fault
+step "rmmod" unload
