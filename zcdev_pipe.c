@@ -112,11 +112,12 @@ struct zc_zero {
 	atomic_long_t budget ____cacheline_aligned_in_smp;
 };
 
+/* A line of its own: every splice reads it, nobody else writes it. */
 struct zc_gen {
 	struct percpu_ref bufs;		/* one per pipe buffer */
 	struct zc_zero *zero;
 	struct rcu_head rcu;
-};
+} ____cacheline_aligned_in_smp;
 
 /* Pages this CPU may still charge to zero @seq. */
 struct zc_lease {
@@ -125,11 +126,11 @@ struct zc_lease {
 };
 
 static DEFINE_MUTEX(zc_lock);
-static struct zc_gen __rcu *zc_gen;	/* NULL until the next splice */
+static struct zc_gen __rcu *zc_gen __read_mostly; /* NULL until a splice */
 static struct zc_zero *zc_zero;		/* of the next generation */
 static u64 zc_zero_seq;
 static bool zc_gens_made;
-static long zc_lease_pages;
+static long zc_lease_pages __read_mostly;
 static DEFINE_PER_CPU(struct zc_lease, zc_lease);
 static unsigned int zc_splice_buffer = SZ_2M;
 
