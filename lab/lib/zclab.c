@@ -183,6 +183,16 @@ bool module_busy_errno(int err)
 }
 
 /*
+ * Whether an open failed because zcdev is away: no node (ENOENT), a node
+ * whose region is gone or going (ENXIO, from chrdev_open()), or zcdev not
+ * live yet (ENODEV, from zc_open()).
+ */
+bool away_errno(int err)
+{
+	return err == ENOENT || err == ENXIO || err == ENODEV;
+}
+
+/*
  * Unload zcdev, trying again for up to ms while it is busy: what still
  * pins it may be going away (an RCU callback drops the last reference,
  * zcdev_pipe.c).  0, or the errno of the last attempt.

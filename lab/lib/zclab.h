@@ -69,6 +69,8 @@ const char *const *bench_args(int argc, char **argv, const char *usage, char opt
 /* delete_module(2), O_NONBLOCK: 0, or -1 with errno */
 int delete_module(const char *name);
 bool module_busy_errno(int err);
+/* Whether an open's errno says zcdev is away: gone, going or not live */
+bool away_errno(int err);
 /* Unload zcdev, trying again for up to ms while it is busy: 0, or errno */
 int unload_module(unsigned int ms);
 

@@ -23,11 +23,12 @@
  *    reported with the sequence that led to it;
  *  - as root with ZCDEV_KO naming the module file, a thread of its own
  *    unloads (delete_module, O_NONBLOCK) and reloads zcdev while the
- *    others work: an open that meets the gap fails with ENOENT or ENODEV,
- *    which is counted, not a violation.  Every few seconds it stops the
- *    workers between two sequences, when they hold no file, no mapping and
- *    no pipe: zcdev must then unload within 5 s; it comes back as they go
- *    on, or goes again as they go on, their first opens racing with it.
+ *    others work: an open that meets the gap fails with ENOENT, ENXIO or
+ *    ENODEV, which is counted, not a violation.  Every few seconds it
+ *    stops the workers between two sequences, when they hold no file, no
+ *    mapping and no pipe: zcdev must then unload within 5 s; it comes
+ *    back as they go on, or goes again as they go on, their first opens
+ *    racing with it.
  *    At the end, all closed, it must unload once more, and is loaded again
  *    for what runs next.
  *
@@ -588,7 +589,7 @@ int main(int argc, char **argv)
 	       fz.mod_ops ? ", unloading and reloading zcdev meanwhile" : "");
 
 	fd = open(dev_path(ZERO), O_RDONLY | O_CLOEXEC);
-	if (fd < 0 && fz.mod_ops && (errno == ENOENT || errno == ENODEV)) {
+	if (fd < 0 && fz.mod_ops && away_errno(errno)) {
 		err = load_module(fz.ko, "");
 		if (err)
 			printf("# loading %s: %s\n", fz.ko, strerror(err));

@@ -211,7 +211,7 @@ void win_close(void)
  */
 bool refusal_ok(unsigned int gen, int err)
 {
-	return fz.mod_ops && (err == ENOENT || err == ENODEV || err == ENXIO) &&
+	return fz.mod_ops && away_errno(err) &&
 	       ((gen & 1) || win_now() != gen);
 }
 

@@ -485,7 +485,7 @@ static int child_ops(struct worker *w, unsigned long long rng)
 			fd = open(dev_path(ZERO), O_RDONLY);
 			if (fd < 0) {
 				/* the module thread may have it unloaded */
-				if (fz.mod_ops && (errno == ENOENT || errno == ENODEV))
+				if (fz.mod_ops && away_errno(errno))
 					break;
 				return child_failed(w, CF_OPEN, 0, -1, NULL);
 			}

@@ -224,13 +224,13 @@ static void churn_error(struct churner *c, const char *what)
 
 /*
  * Open a device of zcdev, which may be away: gone, going or not live yet
- * (ENOENT, ENODEV).  The fd, or -1.
+ * (away_errno()).  The fd, or -1.
  */
 static int churn_open(struct churner *c, const char *path, int flags)
 {
 	int fd = open(path, flags | O_CLOEXEC);
 
-	if (fd < 0 && (errno == ENOENT || errno == ENODEV))
+	if (fd < 0 && away_errno(errno))
 		c->away++;
 	else if (fd < 0)
 		churn_error(c, path);
