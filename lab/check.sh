@@ -45,6 +45,7 @@ STAGES=(
 	probe		# the build probes follow the kernel tree
 	debug		# the debug kernel: the same as a stock kernel
 	debug-gates	# KASAN and kmemleak fail planted faults
+	pageref		# shared writes counted on the debug kernel: none
 	user-image	# make check IMAGE= KDIR=, with Debian's 7.x as a user's
 	sid		# the early warning: sid's newest headers
 	dkms		# DKMS on 6.1, 6.12 and 7.x
