@@ -10,7 +10,7 @@
  * speed on ERMS CPUs without FSRS.
  *
  * The same code builds for user space with -DZC_USERSPACE, so that
- * bench/clearbench measures exactly what the module runs.
+ * lab/bench/clearbench measures exactly what the module runs.
  */
 #ifndef ZCDEV_CLEAR_H
 #define ZCDEV_CLEAR_H

@@ -38,7 +38,7 @@ static unsigned int zc_read_chunk = SZ_1M;
 /*
  * Below this size the kernel's own clear_user() is as fast: a string of
  * 128 bytes or more has a start-up cost that an 8-byte store loop beats
- * up to about 1 KiB; 2 KiB keeps a margin (bench/RESULTS-clear.md).
+ * up to about 1 KiB; 2 KiB keeps a margin (lab/bench/RESULTS-clear.md).
  */
 #define ZC_STOSB_MIN	SZ_2K
 
@@ -231,7 +231,7 @@ static ssize_t read_iter_zero(struct kiocb *iocb, struct iov_iter *iter)
  * read() and pread() come here rather than through read_iter_zero(): for
  * the small reads that are most of them, building a kiocb and an
  * iterator costs more than clearing the bytes (about 120 instructions of
- * 800 for a one-byte read on 7.3, bench/RESULTS-read.md), which is why
+ * 800 for a one-byte read on 7.3, lab/bench/RESULTS-read.md), which is why
  * /dev/zero has both.  Vectored, NOWAIT and io_uring reads take the
  * iterator path.  kernel_read() takes neither: __kernel_read() refuses a
  * file that has both, with a message, as it refuses /dev/zero.
