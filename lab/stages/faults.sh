@@ -9,7 +9,7 @@
 # - lab/guest/faults.sh: with ZCDEV_FAULT=refs, every zero folio starts
 #   256 references short of overflowing its count, and zcdev_refs must
 #   pass with a clean kernel log; 50 loads of ZCDEV_FAULT=init, whose
-#   second device fails to register, must leave MemFree within 8 MiB,
+#   second device fails to register, must lower MemFree by less than 8 MiB,
 #   and 50 of init-leak, which keeps its folio as zcdev once did, must
 #   fail that check;
 # - ZCDEV_FAULT=refs-unguarded has the same count and no budget: with
