@@ -21,7 +21,27 @@ SRC := $(CURDIR)
 
 all: modules
 
+# What a user who goes wrong is told, in one line, before kbuild says
+# something less helpful ("/lib/modules/<release>/build: No such file or
+# directory. Stop."): the headers are missing, KDIR is not a kernel tree,
+# or it is one that was never built (lab/stages/errors.sh).
+need-kdir = \
+	if [ ! -f $(KDIR)/Makefile ] && [ "$(origin KDIR)" = file ]; then \
+		echo "zcdev: no headers for kernel $(KVER) ($(KDIR) is missing):" \
+		     "install them (Debian: apt-get install linux-headers-$(KVER))," \
+		     "or give KDIR=<kernel build tree> or KVER=<release>" >&2; exit 1; \
+	elif [ ! -f $(KDIR)/Makefile ]; then \
+		echo "zcdev: KDIR=$(KDIR) is not a kernel build tree (no Makefile):" \
+		     "give KDIR=<kernel headers or build tree>, e.g. /lib/modules/<release>/build" >&2; \
+		exit 1; \
+	elif [ ! -f $(KDIR)/Module.symvers ]; then \
+		echo "zcdev: KDIR=$(KDIR) is a kernel tree that was never built (no Module.symvers):" \
+		     "build it first (make -C $(KDIR)), or give KDIR=<an installed kernel's" \
+		     "headers>, e.g. /lib/modules/<release>/build" >&2; exit 1; \
+	fi
+
 modules:
+	@$(need-kdir)
 	$(MAKE) -C $(KDIR) M=$(SRC) modules
 
 clean:
@@ -69,18 +89,27 @@ MODULES_LOAD_DIR ?= /etc/modules-load.d
 # key; distribution headers do not ship it, so do not try (make sign).
 NO_KERNEL_SIGN = $(if $(wildcard $(KDIR)/certs/signing_key.x509),,CONFIG_MODULE_SIG_ALL=)
 DEPMOD ?= depmod
+# need-writable DIR: DIR, or the nearest directory above it that exists,
+# must be writable (as root, or with DESTDIR= a staging root of one's own).
+need-writable = d=$(1); while [ ! -e "$$d" ]; do d=$$(dirname "$$d"); done; \
+	[ -w "$$d" ] || { echo "make $@: cannot write to $$d: run it as root" \
+		"(sudo make $@), or give DESTDIR=<a staging directory>" >&2; exit 1; }
 
 install: modules
+	@$(call need-writable,$(MODROOT)/lib/modules/$(KREL))
 	$(MAKE) -C $(KDIR) M=$(SRC) INSTALL_MOD_PATH=$(MODROOT) \
 		INSTALL_MOD_DIR=$(INSTALL_MOD_DIR) $(NO_KERNEL_SIGN) modules_install
 	$(DEPMOD) -b $(or $(MODROOT),/) $(KREL)
 
 install-autoload:
+	@$(call need-writable,$(DESTDIR)$(MODULES_LOAD_DIR))
 	mkdir -p $(DESTDIR)$(MODULES_LOAD_DIR)
 	printf '# zcdev: /dev/zczero and /dev/zcfull at boot\nzcdev\n' \
 		>$(DESTDIR)$(MODULES_LOAD_DIR)/zcdev.conf
 
 uninstall:
+	@$(call need-writable,$(MODROOT)/lib/modules/$(KREL))
+	@$(call need-writable,$(DESTDIR)$(MODULES_LOAD_DIR))
 	rm -f $(MODROOT)/lib/modules/$(KREL)/$(INSTALL_MOD_DIR)/zcdev.ko \
 		$(MODROOT)/lib/modules/$(KREL)/$(INSTALL_MOD_DIR)/zcdev.ko.*
 	rm -f $(DESTDIR)$(MODULES_LOAD_DIR)/zcdev.conf
@@ -92,11 +121,13 @@ SIGN_HASH ?= sha256
 SIGN_FILE ?= $(KDIR)/scripts/sign-file
 SIGNED_MAGIC := ~Module signature appended~
 
-sign:
-	@if [ -z "$(SIGN_KEY)" ] || [ -z "$(SIGN_CERT)" ]; then \
+need-sign-key = if [ -z "$(SIGN_KEY)" ] || [ -z "$(SIGN_CERT)" ]; then \
 		echo "make sign: give the signing key and its certificate:" \
 		     "make sign SIGN_KEY=key.priv SIGN_CERT=cert.der [SIGN_HASH=sha256]" >&2; \
 		exit 1; fi
+
+sign:
+	@$(need-sign-key)
 	@case "$(SIGN_KEY)" in pkcs11:*) ;; *) [ -r "$(SIGN_KEY)" ] || { \
 		echo "make sign: cannot read the key SIGN_KEY=$(SIGN_KEY)" >&2; exit 1; } ;; esac
 	@[ -r "$(SIGN_CERT)" ] || { \

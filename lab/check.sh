@@ -37,6 +37,7 @@ cd "$(dirname "$0")/.." || exit 1
 STAGES=(
 	setup		# the kernels fetched; the debug kernel built beside
 	lint		# checkpatch and shellcheck, each failing a planted error
+	errors		# make's one line where users go wrong, on the host
 	selftests	# the selftests built, static, 64-bit and -m32
 	kernels		# each stock kernel: W=1, sparse, modinfo, its guest judged
 	gates		# the judge and the kernel-log gate fail planted faults

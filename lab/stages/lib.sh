@@ -179,15 +179,33 @@ gate_kernel() {
 
 # one_kernel NAME DEFAULT [KERNEL]: the kernel k of a stage of one kernel
 # (KERNEL, else DEFAULT); the stage ends here, passing, when the lane did
-# not build it, and failing when the lane's time is spent.
+# not build it (with NEEDS=ready: did not fetch it; with NEEDS empty, the
+# caller has asked), and failing when the lane's time is spent.
 one_kernel() {
-	local name=$1
+	local name=$1 needs=${NEEDS-built}
 	[ $# -le 3 ] || { echo "usage: lab/stages/$name.sh [KERNEL_ID]" >&2; exit 2; }
 	k=${3:-$2}
-	lane_has built "$k" || exit 0
+	[ -z "$needs" ] || lane_has "$needs" "$k" || exit 0
 	in_time "$name" || exit 1
 	[ -s "$LAB/kernels/$k/env" ] ||
 		{ echo "$name: kernel $k is not set up (lab/vm/setup.sh $k)" >&2; exit 2; }
+}
+
+# kernel_stage [-h] NAME DEFAULT [KERNEL]: one_kernel, then the kernel's
+# env (KREL, KDIR, BROOT, VMLINUZ, ...) and the stage's logs OUT, empty:
+# out/check/NAME-K in the lane, else out/NAME-K.  With -h, the kernel must
+# be one whose headers build with the host's make (no build root).
+kernel_stage() {
+	local host=
+	[ "$1" != -h ] || { host=1; shift; }
+	one_kernel "$@"
+	# shellcheck disable=SC1090
+	. "$LAB/kernels/$k/env"
+	[ -z "$host" ] || [ -z "$BROOT" ] ||
+		{ echo "$1: kernel $k builds in a root; give 6.1 or 6.12" >&2; exit 2; }
+	OUT=${LANE_OUT:-$PWD/out}/$1-$k
+	rm -rf "$OUT"
+	mkdir -p "$OUT"
 }
 
 # finish WHAT: end the stage; its work tree WORK goes when all passed, and
