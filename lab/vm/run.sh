@@ -5,7 +5,7 @@
 # script in it as root, and print what it printed, then the kernel log.
 #
 #   lab/vm/run.sh -k ID [-f SRC[:DST]]... [-b BIN]... [-i] [-t SECS]
-#                  [-m MEM] [-c CPUS] [-a APPEND] SCRIPT
+#                  [-m MEM] [-c CPUS] [-a APPEND] [-I INITRD] SCRIPT
 #
 #   -k ID     kernel of the lab (lab/vm/setup.sh): 6.1, 6.12, 7, 7-rt
 #   -f        put file or directory SRC into the guest at DST (default /)
@@ -18,6 +18,9 @@
 #   -a ARGS   more kernel command line (the lane boots with panic_on_warn=1,
 #             oops=panic, softlockup_panic=1, hung_task_panic=1, loglevel=5,
 #             and the kernel's VM_APPEND); may be given more than once
+#   -I INITRD boot the initramfs INITRD (a cpio archive, e.g. a whole root
+#             with systemd) instead of busybox's, with SCRIPT added as /payload:
+#             its init (-a rdinit=...) must run it and frame it as below
 #
 # The guest's output is framed by "==ZCVM== accel=kvm|tcg", "==ZCVM== begin",
 # "==ZCVM== rc=N", "==ZCVM== dmesg" and "==ZCVM== end", or ends with
@@ -27,10 +30,10 @@
 
 set -euo pipefail
 LAB=${ZCDEV_LAB:-/var/cache/zcdev-lab}
-id='' files=() bins=() icount='' timeout=1200 silence='' mem=2G cpus=2 append=''
+id='' files=() bins=() icount='' timeout=1200 silence='' mem=2G cpus=2 append='' initrd=''
 
-usage() { sed -n '4,25s/^# \{0,1\}//p' "$0" >&2; exit 2; }
-while getopts "k:f:b:it:w:m:c:a:h" opt; do
+usage() { sed -n '4,29s/^# \{0,1\}//p' "$0" >&2; exit 2; }
+while getopts "k:f:b:it:w:m:c:a:I:h" opt; do
 	case $opt in
 	k) id=$OPTARG ;;
 	f) files+=("$OPTARG") ;;
@@ -41,6 +44,7 @@ while getopts "k:f:b:it:w:m:c:a:h" opt; do
 	m) mem=$OPTARG ;;
 	c) cpus=$OPTARG ;;
 	a) append="$append $OPTARG" ;;
+	I) initrd=$OPTARG ;;
 	*) usage ;;
 	esac
 done
@@ -105,6 +109,14 @@ poweroff -f
 EOF
 chmod +x "$root/init"
 (cd "$root" && find . | cpio -o -H newc --quiet) >"$work/initrd"
+if [ -n "$initrd" ]; then
+	# the caller's, and the script as a second archive, which the kernel
+	# unpacks over the first
+	mkdir "$work/payload"
+	cp "$script" "$work/payload/payload"
+	{ cat "$initrd"; (cd "$work/payload" && echo payload | cpio -o -H newc --quiet); } \
+		>"$work/initrd"
+fi
 
 # KVM only where a test guest has proven it runs (lab/vm/accel.sh).
 ACCEL=${ZCDEV_ACCEL:-$("$(dirname "$0")"/accel.sh "$VMLINUZ" 2>/dev/null)}
