@@ -21,8 +21,9 @@
 # failed, N skipped".
 #
 # The debug kernel (lab/vm/debug-kernel.sh) and the roots of the early
-# warning and the package stage are made in the background, at nice 19,
-# while the stock kernels run (lab/stages/setup.sh).
+# warning, the package stage and the systemd stage are made in the
+# background, at nice 19, while the stock kernels run
+# (lab/stages/setup.sh).
 #
 # Time is bounded: each guest has a budget (CHECK_VM_SECS, default 1200 s;
 # on the debug kernel CHECK_DEBUG_VM_SECS, default 2700 s) that never
@@ -51,6 +52,7 @@ STAGES=(
 	sid		# the early warning: sid's newest headers
 	dkms		# DKMS on 6.1, 6.12 and 7.x
 	install		# make install on 6.1
+	systemd		# make install-autoload: loaded at boot under systemd, 6.1
 	kselftest	# kselftest's packaging, run by run_kselftest.sh on 7.x
 	deb		# the Debian package, installed with apt
 )

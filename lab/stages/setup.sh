@@ -10,9 +10,9 @@
 # listed in LANE_OUT/ready.  Started in the background, for later stages
 # (lab/stages/lib.sh: wait_job): the debug kernel's build ("debug-build",
 # lab/vm/debug-kernel.sh at nice 19), and, when all four stock kernels
-# are ready, sid's newest headers and the package stage's roots
-# ("sid-deb").  Last, one probe of the accelerator for every guest of the
-# lane (lab/vm/accel.sh), kept in LANE_OUT/accel.
+# are ready, sid's newest headers, the package stage's roots and the
+# systemd stage's ("sid-deb").  Last, one probe of the accelerator for
+# every guest of the lane (lab/vm/accel.sh), kept in LANE_OUT/accel.
 
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
@@ -52,10 +52,10 @@ for k in $LANE_KERNELS; do
 		result fail "lab: kernel $k fetched and ready" "$log"
 	fi
 done
-# sid's newest headers (the early warning) and the package stage's roots
-# need only the network and apt.
+# sid's newest headers (the early warning), the package stage's roots and
+# the systemd stage's need only the network and apt.
 if lane_has ready 6.1 6.12 7 7-rt; then
-	job sid-deb lab/vm/setup.sh sid deb
+	job sid-deb lab/vm/setup.sh sid deb systemd
 fi
 
 ZCDEV_ACCEL=$(lab/vm/accel.sh 2>"$LANE_OUT/accel.log")

@@ -4,9 +4,9 @@
 # The early warning: zcdev built with W=1 against sid's newest
 # linux-headers-amd64, in a sid root (lab/vm/setup.sh sid, made in the
 # background since the setup stage together with the package stage's
-# roots), so that a kernel API change fails here before users upgrade to
-# it.  Says how sid's kernel compares with trixie-backports', and the date
-# of sid as its mirror has it.
+# and the systemd stage's roots), so that a kernel API change fails here
+# before users upgrade to it.  Says how sid's kernel compares with
+# trixie-backports', and the date of sid as its mirror has it.
 
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
@@ -15,9 +15,9 @@ cd "$(dirname "$0")/../.." || exit 1
 [ -e "${LANE_OUT:-}/sid-deb.started" ] || exit 0
 
 if wait_job sid-deb; then
-	result ok "lab: sid's newest headers and the package lane's bookworm and trixie roots ready"
+	result ok "lab: sid's newest headers, the package lane's bookworm and trixie roots and the systemd root ready"
 else
-	result fail "lab: sid's newest headers and the package lane's bookworm and trixie roots ready" \
+	result fail "lab: sid's newest headers, the package lane's bookworm and trixie roots and the systemd root ready" \
 		"$LANE_OUT/sid-deb.log"
 	exit 1
 fi

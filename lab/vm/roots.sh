@@ -3,7 +3,7 @@
 #
 # The lab's roots other than the kernels' (lab/vm/setup.sh, which sources
 # this file and gives it mirror(), say() and die()): sid's, for the early
-# warning, and the package stage's bookworm root.
+# warning, the package stage's bookworm root, and the systemd stage's.
 
 # The newest headers of sid, in a root of its own: the lane builds zcdev
 # against them before any user runs them.  Refreshed every run.
@@ -72,4 +72,19 @@ setup_deb_root() {
 			"linux-headers-$rel" >/dev/null
 	fi
 	echo "$root"
+}
+
+# The systemd stage's root (lab/stages/systemd.sh): bookworm with
+# systemd, udev and kmod, which boots as an initramfs with systemd as its
+# init; without documentation and apt's lists, to keep it small.
+setup_systemd_root() {
+	local root=$LAB/systemd-root
+	[ -e "$root/.zcdev-ready" ] && return
+	rm -rf "$root"
+	say "debootstrap bookworm with systemd, udev and kmod"
+	debootstrap --variant=minbase --include=systemd,udev,kmod bookworm "$root" \
+		"$(mirror)" >/dev/null
+	rm -rf "${root:?}"/usr/share/{doc,man,info,locale} "${root:?}"/var/lib/apt/lists/* \
+		"${root:?}"/var/cache/apt/*.bin "${root:?}"/var/cache/apt/archives/*.deb
+	touch "$root/.zcdev-ready"
 }

@@ -13,12 +13,14 @@
 #         lockdep, kmemleak and more in the trixie root (lab/vm/debug-kernel.sh;
 #         cached, about 20 minutes cold on 2 cores)
 #
-# and two build roots that boot nothing (lab/vm/roots.sh):
+# and the roots of three stages (lab/vm/roots.sh), which build or boot:
 #
 #   sid   sid's newest linux-headers-amd64 in a sid root, brought up to
 #         date on every run: the lane's early warning of kernel API changes
 #   deb   a bookworm root with the 6.1 kernel's headers, for the package
 #         lane (lab/stages/deb.sh; needs 6.1 and 6.12 set up first)
+#   systemd  a bookworm root with systemd, udev and kmod, booted as an
+#         initramfs by lab/stages/systemd.sh
 #
 # and, for lab/stages/cross.sh, the arm64 cross compiler ("cross").
 #
@@ -27,7 +29,7 @@
 # is the one the machine already uses.
 #
 # Usage: lab/vm/setup.sh [KERNEL...]     (default: 6.1 6.12 7 7-rt debug)
-#        lab/vm/setup.sh sid | deb | cross
+#        lab/vm/setup.sh sid | deb | systemd | cross
 # Prints nothing but progress; leaves $ZCDEV_LAB/kernels/<id>/env.
 
 set -euo pipefail
@@ -224,7 +226,7 @@ setup_cross() {
 		--no-install-recommends "${missing[@]}" >/dev/null
 }
 
-# the roots of the early warning and the package stage
+# the roots of the early warning, the package stage and the systemd stage
 # shellcheck source=lab/vm/roots.sh
 . "$(dirname "$0")/roots.sh"
 
@@ -248,10 +250,13 @@ for k in "${KERNELS[@]}"; do
 		setup_trixie_root >/dev/null
 		say "deb: the bookworm and trixie roots are ready"
 		continue ;;
+	systemd) setup_systemd_root
+		say "systemd: the bookworm root with systemd is ready"
+		continue ;;
 	user)	# made by lab/vm/user-kernel.sh: nothing to fetch
 		[ -s "$LAB/kernels/user/env" ] ||
 			die "kernel user: give IMAGE= and KDIR= (lab/vm/user-kernel.sh)" ;;
-	*)	die "unknown kernel '$k' (known: 6.1 6.12 7 7-rt debug, user, sid, deb, cross)" ;;
+	*)	die "unknown kernel '$k' (known: 6.1 6.12 7 7-rt debug, user, sid, deb, systemd, cross)" ;;
 	esac
 	# shellcheck disable=SC1090
 	. "$LAB/kernels/$k/env"
