@@ -17,7 +17,10 @@
 #
 # Each kernel's module tree, as DKMS left it, boots with its kernel
 # (lab/vm/run.sh, lab/guest/modprobe.sh): modprobe loads the package's
-# build, the devices read zeros, it unloads.  Last, "apt-get remove" must
+# build, the devices read zeros, it unloads.  In bookworm, the next
+# version (a copy with VERSION and the changelog bumped) is installed over
+# it: DKMS must replace the builds for both kernels, leave nothing of the
+# old version, and 6.1 boots the new build.  Last, "apt-get remove" must
 # leave no zcdev.ko, no DKMS tree and no source behind.
 #
 # Prints TAP lines "ok - deb: ..." / "not ok - deb: ..." with the failing
@@ -122,15 +125,16 @@ dkms_has() {
 # own modules where apt installed its image (6.12's headers depend on it).
 # trixie's dkms runs no depmod for a kernel whose modules.dep is missing,
 # as it is where only the headers are installed: a kernel's image makes
-# one in its postinst, and depmod -b stands in for it here.
+# one in its postinst, and depmod -b stands in for it here.  The tree is
+# $WORK/root-ID, or root-TREE with a fourth argument.
 stage() {
-	local name=$1 lower=$2 rel dir
+	local name=$1 lower=$2 rel dir tree=$WORK/root-${4:-$3}
 	rel=$(krel "$3")
-	dir=$WORK/root-$3/lib/modules
+	dir=$tree/lib/modules
 	mkdir -p "$dir/$rel"
 	in_root "$name" "$lower" tar -C "/lib/modules/$rel" --exclude=./build \
 		--exclude=./source --exclude=./kernel -cf - . | tar -x -C "$dir/$rel"
-	[ -s "$dir/$rel/modules.dep" ] || depmod -b "$WORK/root-$3" "$rel"
+	[ -s "$dir/$rel/modules.dep" ] || depmod -b "$tree" "$rel"
 	grep '^updates/dkms/zcdev\.ko[.a-z]*:' "$dir/$rel/modules.dep"
 }
 
@@ -138,7 +142,7 @@ stage() {
 nothing_left() {
 	local left
 	left=$(in_root "$1" "$2" sh -c 'find /lib/modules /usr/lib/modules -name "zcdev*.ko*";
-		ls -d /var/lib/dkms/zcdev /usr/src/zcdev-'"$V"' 2>/dev/null;
+		ls -d /var/lib/dkms/zcdev /usr/src/zcdev-[0-9]* 2>/dev/null;
 		dkms status zcdev' 2>&1) || true
 	echo "left: ${left:-nothing}"
 	[ -z "$left" ]
@@ -173,6 +177,76 @@ trixie_install() {
 step "trixie: apt-get install ./$DEB pulls in dkms; its postinst builds zcdev for $(krel 7) and $(krel 7-rt) through DKMS" \
 	"$OUT/trixie-install.log" trixie_install
 step "trixie: the module tree of $(krel 7)" "$OUT/trixie-stage.log" stage trixie "$T" 7
+
+# --- an upgrade, as apt does it: this version to the next -----------------
+# A copy of the tree with the next version in VERSION and a changelog
+# entry of its own, installed over the bookworm root's, where zcdev is
+# built for 6.1 and 6.12: DKMS must take the old version's builds out and
+# build the new one for both, and no DKMS tree, source or module of the
+# old one may stay.  6.1 boots the new build; removing the package below
+# must leave nothing of either.  The gate: a next version without its
+# DKMS postinst, installed over a good one, must fail the same check.
+V2=${V%.*}.$((${V##*.} + 1))
+DEB2=zcdev-dkms_${V2}_all.deb
+UP="upgrade $V → $V2"
+
+# next_version DIR: the package's tree, as version V2, in DIR/zcdev
+next_version() {
+	local ch=$1/zcdev/debian/changelog who
+	mkdir -p "$1" && cp -a "$WORK/build/zcdev" "$1/" &&
+	echo "$V2" >"$1/zcdev/VERSION" &&
+	who=$(sed -n '1,/^ -- /s/^ -- \(.*>\)  .*/\1/p' "$ch") &&
+	{ printf 'zcdev (%s) unstable; urgency=medium\n\n  * The next version.\n\n -- %s  %s\n\n' \
+		"$V2" "$who" "$(date -R)"; cat "$ch"; } >"$ch.new" && mv "$ch.new" "$ch"
+}
+built2() {
+	next_version "$WORK/up" &&
+	(cd "$WORK/up/zcdev" && dpkg-buildpackage -us -uc -b) &&
+	cp "$WORK/up/$DEB2" "$WORK/deb/" &&
+	dpkg-deb -c "$WORK/deb/$DEB2" | grep " \./usr/src/zcdev-$V2/dkms\.conf$"
+}
+step "$UP: dpkg-buildpackage builds $DEB2 from a copy with version $V2" \
+	"$OUT/upgrade-build.log" built2
+
+# upgraded ROOT LOWER DEB ID...: DEB (V2) installed over V, built and
+# installed for each kernel ID; nothing of V's left.
+upgraded() {
+	local name=$1 lower=$2 deb=$3 left
+	shift 3
+	in_root "$name" "$lower" "${APT[@]}" "/zcdev-deb/$deb" &&
+	in_root "$name" "$lower" dpkg-query -W zcdev-dkms | grep -x "zcdev-dkms.$V2" &&
+	V=$V2 dkms_has "$name" "$lower" "$@" || return 1
+	# shellcheck disable=SC2016
+	left=$(in_root "$name" "$lower" sh -c 'v=$1; dkms status "zcdev/$v";
+		ls -d "/var/lib/dkms/zcdev/$v" "/usr/src/zcdev-$v" 2>/dev/null
+		find /lib/modules /usr/lib/modules -name "zcdev*.ko*" | while read -r f; do
+			echo "$f: version $(modinfo -F version "$f")"; done | grep -v ": version $2\$"' \
+		left "$V" "$V2" 2>&1) || true
+	echo "left of $V: ${left:-nothing}"
+	[ -z "$left" ]
+}
+step "$UP: apt-get install ./$DEB2 in bookworm: DKMS takes out $V's builds and builds $V2 for $(krel 6.1) and $(krel 6.12); no DKMS tree, source or module of $V left" \
+	"$OUT/upgrade.log" upgraded bookworm "$B" "$DEB2" 6.1 6.12
+step "$UP: the module tree of $(krel 6.1)" "$OUT/upgrade-stage.log" stage bookworm "$B" 6.1 6.1-up
+ko=$(cd "$WORK/root-6.1-up" 2>/dev/null && find . -name 'zcdev.ko*' | sed 's|^\.||') || true
+if [ -n "$ko" ]; then
+	WHAT="deb: $UP" modprobe_guest 6.1 "$WORK/root-6.1-up/lib/modules" "$ko" "$V2" \
+		"$(modinfo -F srcversion "$WORK/root-6.1-up$ko")" "$OUT/guest-6.1-up"
+fi
+
+upgrade_planted() {
+	local src=$WORK/up-planted/zcdev
+	next_version "$WORK/up-planted" &&
+	sed -i 's/^\tdh_dkms -V .*/\ttrue/' "$src/debian/rules" &&
+	(cd "$src" && dpkg-buildpackage -us -uc -b) &&
+	cp "$WORK/up-planted/$DEB2" "$WORK/deb/planted_${V2}_all.deb" &&
+	in_root planted-up "$B" "${APT[@]}" "/zcdev-deb/$DEB" &&
+	dkms_has planted-up "$B" 6.1 &&
+	echo "$V is installed and built; over it, $V2 without its DKMS postinst; the check says:" &&
+	! upgraded planted-up "$B" "planted_${V2}_all.deb" 6.1
+}
+step "gate: a next version without its DKMS postinst fails the upgrade check" \
+	"$OUT/upgrade-planted.log" upgrade_planted
 
 remove() { in_root "$1" "$2" apt-get remove -y -o Dpkg::Use-Pty=0 zcdev-dkms && nothing_left "$1" "$2"; }
 step "bookworm: apt-get remove zcdev-dkms leaves no zcdev.ko, DKMS tree or source" \

@@ -134,7 +134,7 @@ modprobe_guest() {
 	rel=${ko#/lib/modules/}
 	rel=${rel%%/*}
 	{
-		echo "WHAT=$WHAT KREL='$rel' KO='$ko' V='$v' SRCV='$srcv' FAULT_LOG='${FAULT_LOG:-}'"
+		echo "WHAT='$WHAT' KREL='$rel' KO='$ko' V='$v' SRCV='$srcv' FAULT_LOG='${FAULT_LOG:-}'"
 		cat lab/guest/modprobe.sh
 	} >"$logs.sh"
 	lab/vm/run.sh -k "$k" -t 300 -f "$modules:/lib/modules" "$logs.sh" \
