@@ -55,6 +55,7 @@ STAGES=(
 	systemd		# make install-autoload: loaded at boot under systemd, 6.1
 	kselftest	# kselftest's packaging, run by run_kselftest.sh on 7.x
 	deb		# the Debian package, installed with apt
+	sign		# make sign under signature enforcement, on the debug kernel
 )
 
 [ -z "${CHECK_STAGES:-}" ] || read -ra STAGES <<<"$CHECK_STAGES"

@@ -88,6 +88,13 @@ wait_job() {
 	[ "$(cat "$LANE_OUT/$1.rc")" = 0 ]
 }
 
+# after_job NAME: in the lane, wait for lab/check.sh's background job
+# NAME; the stage ends here, passing, when it was not started or failed
+# (the stage that reports on it says why).  Outside the lane, go on.
+after_job() {
+	[ -z "$LANE_OUT" ] || wait_job "$1" || exit 0
+}
+
 # build K DIR [KBUILD ARGS...]: the module's sources in DIR, built for
 # kernel K without a warning; the log in DIR.log.
 build() {
