@@ -124,8 +124,7 @@ rc=0
 lab/vm/run.sh -k "$k" -t "${ZCDEV_KSFT_VM_SECS:-600}" -b timeout \
 	-f "$KO:/zcdev.ko" -f "$TARBALL:/kselftest.tar.gz" "$OUT/guest.sh" \
 	>"$OUT/console.log" 2>&1 || rc=$?
-sed -n '/^==ZCVM== begin$/,/^==ZCVM== rc=/p' "$OUT/console.log" | sed '1d;$d' >"$OUT/guest.log"
-sed -n '/^==ZCVM== dmesg$/,/^==ZCVM== end$/p' "$OUT/console.log" >"$OUT/dmesg.log"
+console_parts "$OUT/console.log" "$OUT/guest.log" "$OUT/dmesg.log"
 # part NAME: what the guest printed in that part
 for p in list gate-c gate-t run; do
 	awk -v p="$p" '/^==KSFT== / { on = ($2 == p); next } on' "$OUT/guest.log" >"$OUT/$p.log"

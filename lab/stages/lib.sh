@@ -128,6 +128,25 @@ guest() {
 	lab/vm/judge.sh "$k" "$dir/$name.console" $rc >"$dir/$name.tap"
 }
 
+# console_parts CONSOLE GUEST DMESG: of a lab/vm/run.sh console, what
+# the guest's script printed into GUEST, its kernel log into DMESG
+console_parts() {
+	sed -n '/^==ZCVM== begin$/,/^==ZCVM== rc=/p' "$1" | sed '1d;$d' >"$2"
+	sed -n '/^==ZCVM== dmesg$/,/^==ZCVM== end$/p' "$1" >"$3"
+}
+
+# log_clean NAME DMESG BAD: the TAP line of a guest's kernel log DMESG
+# (NAME: the kernel, or the boot): it must be there and have no line
+# that lab/vm/bad-log.sh names; those go into BAD.
+log_clean() {
+	grep -E "$BAD_LOG" "$2" >"$3" || true
+	if [ -s "$2" ] && [ ! -s "$3" ]; then
+		result ok "$1: kernel log free of warnings and oopses"
+	else
+		result fail "$1: kernel log free of warnings and oopses" "$3"
+	fi
+}
+
 # modprobe_guest K MODULES KO V SRCV LOGS: boot the lab's kernel K with
 # the module tree MODULES as /lib/modules (lab/guest/modprobe.sh), where
 # KO (/lib/modules/<release>/...) must be the only zcdev.ko and modprobe
@@ -146,8 +165,7 @@ modprobe_guest() {
 	} >"$logs.sh"
 	lab/vm/run.sh -k "$k" -t 300 -f "$modules:/lib/modules" "$logs.sh" \
 		>"$logs.console" 2>&1 || rc=$?
-	sed -n '/^==ZCVM== begin$/,/^==ZCVM== rc=/p' "$logs.console" | sed '1d;$d' >"$logs.guest"
-	sed -n '/^==ZCVM== dmesg$/,/^==ZCVM== end$/p' "$logs.console" >"$logs.dmesg"
+	console_parts "$logs.console" "$logs.guest" "$logs.dmesg"
 	if [ $rc -eq 124 ] || [ ! -s "$logs.guest" ]; then
 		tail -40 "$logs.console" >"$logs.tail"
 		result fail "$k: the VM ran to its end" "$logs.tail"
@@ -166,12 +184,7 @@ modprobe_guest() {
 		esac
 	done <"$logs.guest"
 	[ $steps -eq 6 ] || result fail "$k: all 6 guest steps reported ($steps)" "$logs.guest"
-	grep -E "$BAD_LOG" "$logs.dmesg" >"$logs.bad-dmesg" || true
-	if [ -s "$logs.dmesg" ] && [ ! -s "$logs.bad-dmesg" ]; then
-		result ok "$k: kernel log free of warnings and oopses"
-	else
-		result fail "$k: kernel log free of warnings and oopses" "$logs.bad-dmesg"
-	fi
+	log_clean "$k" "$logs.dmesg" "$logs.bad-dmesg"
 }
 
 # gate_kernel: the kernel the gates run on, the newest stock kernel the

@@ -105,8 +105,7 @@ rc=0
 lab/vm/run.sh -k "$k" -t 900 -a module.sig_enforce=1 \
 	-f "$OUT/unsigned.ko:/unsigned.ko" -f "$OUT/signed.ko:/signed.ko" \
 	-f "$OUT/other.ko:/other.ko" lab/guest/sign.sh >"$OUT/console.log" 2>&1 || rc=$?
-sed -n '/^==ZCVM== begin$/,/^==ZCVM== rc=/p' "$OUT/console.log" | sed '1d;$d' >"$OUT/guest.log"
-sed -n '/^==ZCVM== dmesg$/,/^==ZCVM== end$/p' "$OUT/console.log" >"$OUT/dmesg.log"
+console_parts "$OUT/console.log" "$OUT/guest.log" "$OUT/dmesg.log"
 if [ $rc -eq 124 ] || ! grep -q '^loaded signed: ' "$OUT/guest.log"; then
 	tail -40 "$OUT/console.log" >"$OUT/tail.log"
 	result fail "$k: the VM ran to its end" "$OUT/tail.log"
@@ -144,11 +143,6 @@ refused() {
 refused unsigned "an unsigned module" 'Loading of unsigned module is rejected'
 refused other "a module signed with another key" 'Loading of module with unavailable key is rejected'
 
-grep -E "$BAD_LOG" "$OUT/dmesg.log" >"$OUT/bad-dmesg.log" || true
-if [ -s "$OUT/dmesg.log" ] && [ ! -s "$OUT/bad-dmesg.log" ]; then
-	result ok "$k: kernel log free of warnings and oopses"
-else
-	result fail "$k: kernel log free of warnings and oopses" "$OUT/bad-dmesg.log"
-fi
+log_clean "$k" "$OUT/dmesg.log" "$OUT/bad-dmesg.log"
 
 finish "the tree and keys"

@@ -108,8 +108,7 @@ boot() {
 		-a rdinit=/lib/systemd/systemd "$OUT/$name.sh" >"$OUT/$name.console" 2>&1 || rc=$?
 	rm -f "$OUT/$name.cpio"
 	echo "# systemd: the $name boot took $((SECONDS - start)) s (vm-run exit $rc)"
-	sed -n '/^==ZCVM== begin$/,/^==ZCVM== rc=/p' "$OUT/$name.console" | sed '1d;$d' >"$OUT/$name.guest"
-	sed -n '/^==ZCVM== dmesg$/,/^==ZCVM== end$/p' "$OUT/$name.console" >"$OUT/$name.dmesg"
+	console_parts "$OUT/$name.console" "$OUT/$name.guest" "$OUT/$name.dmesg"
 	[ $rc -ne 124 ] && [ -s "$OUT/$name.guest" ]
 }
 
@@ -122,12 +121,7 @@ judge() {
 		sed "s/^\(\(not \)\{0,1\}ok - systemd: \)/\1$k: /"
 	if grep -q '^not ok - ' "$OUT/$name.guest"; then failed=1; fi
 	[ "$steps" -eq "$n" ] || result fail "$k: $name: all $n guest steps reported ($steps)" "$OUT/$name.guest"
-	grep -E "$BAD_LOG" "$OUT/$name.dmesg" >"$OUT/$name.bad-dmesg" || true
-	if [ -s "$OUT/$name.dmesg" ] && [ ! -s "$OUT/$name.bad-dmesg" ]; then
-		result ok "$k: $name: kernel log free of warnings and oopses"
-	else
-		result fail "$k: $name: kernel log free of warnings and oopses" "$OUT/$name.bad-dmesg"
-	fi
+	log_clean "$k: $name" "$OUT/$name.dmesg" "$OUT/$name.bad-dmesg"
 }
 
 # --- make install install-autoload, and the boot ------------------------------
