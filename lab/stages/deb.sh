@@ -199,6 +199,15 @@ next_version() {
 	{ printf 'zcdev (%s) unstable; urgency=medium\n\n  * The next version.\n\n -- %s  %s\n\n' \
 		"$V2" "$who" "$(date -R)"; cat "$ch"; } >"$ch.new" && mv "$ch.new" "$ch"
 }
+
+# without_dkms DIR: the package's tree in DIR/zcdev built with its
+# postinst's DKMS step planted away (dh_dkms), for the gates
+without_dkms() {
+	local rules=$1/zcdev/debian/rules
+	sed -i 's/^\tdh_dkms -V .*/\ttrue/' "$rules" &&
+	! grep -q '^.dh_dkms' "$rules" &&
+	(cd "$1/zcdev" && dpkg-buildpackage -us -uc -b)
+}
 built2() {
 	next_version "$WORK/up" &&
 	(cd "$WORK/up/zcdev" && dpkg-buildpackage -us -uc -b) &&
@@ -235,10 +244,7 @@ if [ -n "$ko" ]; then
 fi
 
 upgrade_planted() {
-	local src=$WORK/up-planted/zcdev
-	next_version "$WORK/up-planted" &&
-	sed -i 's/^\tdh_dkms -V .*/\ttrue/' "$src/debian/rules" &&
-	(cd "$src" && dpkg-buildpackage -us -uc -b) &&
+	next_version "$WORK/up-planted" && without_dkms "$WORK/up-planted" &&
 	cp "$WORK/up-planted/$DEB2" "$WORK/deb/planted_${V2}_all.deb" &&
 	in_root planted-up "$B" "${APT[@]}" "/zcdev-deb/$DEB" &&
 	dkms_has planted-up "$B" 6.1 &&
@@ -259,11 +265,8 @@ step "trixie: apt-get remove zcdev-dkms leaves no zcdev.ko, DKMS tree or source"
 # copy) installs, and puts its source in /usr/src, as apt sees it; the
 # check must fail it all the same, as it looks at what DKMS did.
 planted() {
-	local src=$WORK/planted/zcdev
 	mkdir -p "$WORK/planted" && cp -a "$WORK/build/zcdev" "$WORK/planted/" &&
-	sed -i 's/^\tdh_dkms -V .*/\ttrue/' "$src/debian/rules" &&
-	! grep -q '^.dh_dkms' "$src/debian/rules" &&
-	(cd "$src" && dpkg-buildpackage -us -uc -b) &&
+	without_dkms "$WORK/planted" &&
 	cp "$WORK/planted/$DEB" "$WORK/deb/planted_${V}_all.deb" &&
 	in_root planted "$B" "${APT[@]}" "/zcdev-deb/planted_${V}_all.deb" &&
 	in_root planted "$B" ls "/usr/src/zcdev-$V/dkms.conf" &&
