@@ -1,141 +1,93 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Splicing zeros: every pipe buffer is a reference to memory that is
- * zero and stays zero.  Nothing is allocated, cleared or copied per call,
- * and no cache line is written by two CPUs, whatever the size.
+ * Splicing zeros: a pipe buffer of ours points into memory that is zero
+ * and stays zero.  Nothing is allocated, cleared or copied per call.
+ * The rules a change here must keep:
  *
- * The memory is a "zero": a zeroed folio of up to 2 MiB (splice_buffer),
- * one buffer of up to its size each, so that a splice of a whole pipe is
- * one buffer; or, with splice_buffer=4096 or when no folio of even two
- * pages can be had, the kernel's zero page, one page a buffer, as
- * shmem's holes and the zero-page splice patch proposed for /dev/zero
- * hand out.  Buffers are never mergeable (flags 0) and cannot be stolen,
- * so nobody can map or write that memory through a pipe.
- *
- * The buffers' operations are the module's own (zc_pipe_buf_ops), and a
- * buffer holds no page reference: it holds one on a "generation", a
- * percpu_ref, which costs a this_cpu add on the CPU that splices or tees
- * and a this_cpu sub on the CPU that releases.  Whatever CPUs they run
- * on, a round trip through a pipe into /dev/null, back into /dev/zczero
- * or to a reader thread writes no shared line: not the folio's count,
- * not the generation's (a producer on one CPU and a consumer on another
- * share the pipe's own lines, as for any pipe, and nothing of ours).
- *
- * The choice, and what it was weighed against:
- *
- * - One folio, and a folio reference per buffer with the kernel's
- *   nosteal_pipe_buf_ops, was zcdev's first design: two atomic writes a
- *   round trip on one line for all CPUs, and a 32-bit count that any
- *   user can drive towards a wrap, since tee takes a reference per copy
- *   with no bound.
- * - A folio per CPU (or per LLC or node) with nosteal_pipe_buf_ops keeps
- *   the count local only while the consumer runs where the producer did,
- *   costs 2 MiB per CPU, and leaves the count to tee and the sockets:
- *   no bound either.
- * - Module-owned operations and per-CPU references (this design) keep
- *   every count local, and see every copy (->get) and every consumer
- *   (->confirm), which is what a bound on the folio's count needs.  The
- *   price: a pipe buffer points into the module, so the module stays
- *   while buffers exist.
- *
- * The page count.  Whoever consumes a pipe buffer calls ->confirm()
- * before reading it (pipe_read(), splice_from_pipe_feed(),
- * splice_to_socket(), iter_file_splice_write(), fuse), and a consumer
- * that keeps pages rather than copying them (a socket's frags, a bvec's
- * direct I/O) takes at most one page reference per page of the buffer
- * then.  So zc_pipe_buf_confirm() charges the zero the pages the buffer
- * spans, and refuses (ENOMEM) once the zero's budget is spent: however
- * a user tees, splices and sends, the folio's count stays below its
- * budget, a quarter of what the count holds before try_get_page() gives
- * up on it, with the rest as margin for what the network stack does
- * with a frag once it has it.  A zero that has spent half its budget is
- * worn: the next splice starts a new one, and the old folio goes with
- * its last buffer or socket reference.  Charges come from a per-CPU
- * lease (zc_lease), so the shared budget is written once per lease.
- *
- * Unloading.  Each buffer holds a reference on its generation, and a
- * generation pins the module from its first splice until its last buffer
- * is gone, so rmmod fails with EBUSY (EWOULDBLOCK from the syscall) while
- * buffers may exist.  A generation is ended a quarter of a second after
- * it began (zc_gen_expire(), or sooner); the next splice starts another.
- * Its percpu_ref then turns atomic a grace period later, and when its
- * last buffer goes, an RCU callback frees it and drops the module
- * reference: rmmod succeeds once the pipes are drained, a quarter of a
- * second and two grace periods after the last splice at the most.
- * No per-open state: open() and close() touch nothing of ours.
- *
- * The callback runs a grace period after the last put, whose RCU
- * read-side section holds the put itself, and zc_pipe_exit() waits for it
- * with rcu_barrier().  That still leaves the instructions after a put:
- * zc_pipe_buf_release() returning out of this module after
- * percpu_ref_put()'s read-side section has ended.  Under preemptible RCU
- * a task can be preempted right there, past any grace period, while the
- * last put elsewhere lets rmmod free the text it is about to run.  Tasks
- * RCU waits for exactly such tasks, so zc_pipe_exit() waits for one too,
- * as modules with trampolines do.  Only an rmmod after splices pays it.
+ * - A buffer points into a zero (struct zc_zero): a zeroed folio of up
+ *   to splice_buffer bytes, or the kernel's zero page when no folio can
+ *   be had or splice_buffer is 4096.  Buffers are never mergeable and
+ *   never stolen (zc_pipe_buf_ops), so nobody writes that memory.
+ * - A buffer holds no page reference.  It holds one reference on a
+ *   generation (struct zc_gen), a percpu_ref: a splice or tee adds on
+ *   its CPU, a release subtracts on its own.  No page count is written
+ *   by a round trip into /dev/null, into /dev/zczero or to a reader.
+ * - Only consumers that keep pages (socket frags, bvec I/O) take page
+ *   references, and they call ->confirm() first.  zc_pipe_buf_confirm()
+ *   reads the folio's count and, from ZC_REFS_HIGH (2^30) on, marks the
+ *   zero worn and moves the buffer onto a fresh zero; it fails only when
+ *   no fresh zero can hold the buffer.  So the count passes 2^30 only by
+ *   what is taken after one confirm, a few hundred a page at most, and
+ *   by references taken without one (skb clones, each with its skb):
+ *   the 2^31 - 2^30 left before try_get_page() refuses cost 40 GiB.
+ * - A zero is replaced (zc_zero_renew()) only when worn, which takes
+ *   2^30 real references at once, or when it is smaller than asked for;
+ *   at most ZC_FOLIOS_MAX folios live, 32 MiB, and past that the zero
+ *   page serves.  Replacements are not charged to a memory cgroup: they
+ *   serve everyone.  A zero leaves service checked to be zero still.
+ * - A generation takes new buffers for ZC_GEN_LIFE, pins its zero and
+ *   the module until its last buffer is gone, then an RCU callback frees
+ *   it: rmmod fails with EBUSY while buffers exist, and works ¼ s and two
+ *   grace periods after the last splice once the pipes are drained.
+ *   zc_pipe_exit() waits for that callback (rcu_barrier()) and for tasks
+ *   preempted between a last percpu_ref_put() and their return out of
+ *   this module (synchronize_rcu_tasks()).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/atomic.h>
 #include <linux/cache.h>
 #include <linux/kref.h>
 #include <linux/log2.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
-#include <linux/percpu.h>
 #include <linux/percpu-refcount.h>
 #include <linux/poll.h>
 #include <linux/rcupdate.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/splice.h>
+#include <linux/string.h>
 #include <linux/workqueue.h>
-#include "zcdev_fault.h"
 #include "zcdev_pipe.h"
 
 #define ZC_SPLICE_BUFFER_MAX	((unsigned long)SZ_2M)
 
-/* Page references a zero's folio may become (see above): 2^29. */
-#define ZC_ZERO_REFS		BIT(29)
-/* Pages a CPU charges between two writes of a zero's budget. */
-#define ZC_LEASE_MAX		BIT(16)
+/* The page count from which a folio takes no new consumer. */
+#define ZC_REFS_HIGH		BIT(30)
+/* How many zeros with a folio may live: 32 MiB of 2 MiB folios. */
+#define ZC_FOLIOS_MAX		16
 /* How long a generation takes new buffers. */
 #define ZC_GEN_LIFE		(HZ / 4)
 
 struct zc_zero {
-	struct folio *folio;		/* NULL: the zero page */
-	unsigned int buf_max;		/* bytes a buffer carries */
-	bool worn;			/* half the budget spent */
-	u64 seq;			/* names it to the leases */
-	long worn_below;
-	struct kref kref;		/* current, and one per generation */
-	atomic_long_t budget ____cacheline_aligned_in_smp;
+	struct folio *folio;	/* NULL: the kernel's zero page */
+	unsigned int size;	/* the most bytes a buffer of it spans */
+	bool worn;		/* its page count reached ZC_REFS_HIGH */
+	struct kref kref;	/* zc_next_zero's, and one per generation */
 };
 
 /* A line of its own: every splice reads it, nobody else writes it. */
 struct zc_gen {
-	struct percpu_ref bufs;		/* one per pipe buffer */
-	struct zc_zero *zero;
-	struct rcu_head rcu;
+	struct percpu_ref bufs;	/* one per pipe buffer */
+	struct zc_zero *zero;	/* what its buffers point into */
+	struct rcu_head rcu;	/* zc_gen_free(), after the last buffer */
 } ____cacheline_aligned_in_smp;
 
-/* Pages this CPU may still charge to zero @seq. */
-struct zc_lease {
-	u64 seq;
-	long left;
-};
-
-static DEFINE_MUTEX(zc_lock);
-static struct zc_gen __rcu *zc_gen __read_mostly; /* NULL until a splice */
-static struct zc_zero *zc_zero;		/* of the next generation */
-static u64 zc_zero_seq;
-static bool zc_gens_made;
-static long zc_lease_pages __read_mostly;
-static DEFINE_PER_CPU(struct zc_lease, zc_lease);
+/* Lock order: a pipe's mutex, zc_renew_lock, zc_lock. */
+static DEFINE_MUTEX(zc_renew_lock);	/* one replacement at a time */
+static DEFINE_MUTEX(zc_lock);		/* zc_gen, zc_next_zero changing */
+static struct zc_gen __rcu *zc_gen __read_mostly; /* NULL: none taking */
+static struct zc_zero *zc_next_zero;	/* the next generation's; both locks */
+static atomic_t zc_folios;		/* zeros with a folio, alive */
+static bool zc_gens_made;		/* zc_pipe_exit() has callbacks to wait for */
 static unsigned int zc_splice_buffer = SZ_2M;
 
 static void zc_gen_expire(struct work_struct *work);
 static DECLARE_DELAYED_WORK(zc_gen_expiry, zc_gen_expire);
+static void zc_zero_renew_work(struct work_struct *work);
+static DECLARE_WORK(zc_renewal, zc_zero_renew_work);
 
 static int splice_buffer_set(const char *val, const struct kernel_param *kp)
 {
@@ -162,29 +114,27 @@ MODULE_PARM_DESC(splice_buffer,
 
 /*
  * The largest zeroed folio up to @size, else the zero page: a failed
- * allocation costs speed, never a splice.  Called under zc_lock, or
- * alone at init.
+ * allocation costs speed, never a splice.  NULL only when not even the
+ * struct can be had.
  */
-static struct zc_zero *zc_zero_new(unsigned int size, gfp_t gfp)
+static struct zc_zero *zc_zero_new(unsigned int size)
 {
-	struct zc_zero *zero = kzalloc(sizeof(*zero), gfp);
+	struct zc_zero *zero = kzalloc(sizeof(*zero), GFP_KERNEL);
 	unsigned int order = ilog2(size >> PAGE_SHIFT);
-	long budget = ZC_ZERO_REFS;
 
 	if (!zero)
 		return NULL;
+	if (atomic_inc_return(&zc_folios) > ZC_FOLIOS_MAX)
+		order = 0;
 	for (; order; order--) {
-		zero->folio = folio_alloc(gfp | __GFP_ZERO | __GFP_NOWARN |
-					  __GFP_NORETRY, order);
+		zero->folio = folio_alloc(GFP_KERNEL | __GFP_ZERO |
+					  __GFP_NOWARN | __GFP_NORETRY, order);
 		if (zero->folio)
 			break;
 	}
-	if (zero->folio)
-		budget = zc_fault_refs_take(zero->folio, budget);
-	zero->buf_max = PAGE_SIZE << order;
-	zero->seq = ++zc_zero_seq;
-	zero->worn_below = budget / 2;
-	atomic_long_set(&zero->budget, budget);
+	if (!zero->folio)
+		atomic_dec(&zc_folios);
+	zero->size = PAGE_SIZE << order;
 	kref_init(&zero->kref);
 	return zero;
 }
@@ -195,50 +145,26 @@ static void zc_zero_free(struct kref *kref)
 	struct zc_zero *zero = container_of(kref, struct zc_zero, kref);
 
 	if (zero->folio) {
-		zc_fault_refs_give(zero->folio);
 		folio_put(zero->folio);
+		atomic_dec(&zc_folios);
 	}
 	kfree(zero);
 }
 
-/* Take @pages of @zero's budget, or nothing. */
-static bool zc_zero_take(struct zc_zero *zero, long pages)
+/* @zero leaves service: its bytes must be zero still. */
+static void zc_zero_retire(struct zc_zero *zero)
 {
-	long left = atomic_long_sub_return(pages, &zero->budget);
+	struct folio *folio = zero->folio;
 
-	if (left < zero->worn_below && !READ_ONCE(zero->worn))
-		WRITE_ONCE(zero->worn, true);
-	if (left >= 0)
-		return true;
-	atomic_long_add(pages, &zero->budget);
-	return false;
+	WARN_ONCE(folio && memchr_inv(folio_address(folio), 0, folio_size(folio)),
+		  "zcdev: a zero folio was written to\n");
+	kref_put(&zero->kref, zc_zero_free);
 }
 
-/*
- * Charge @pages to @zero: from this CPU's lease, which a zero that is not
- * worn refills; a worn one is charged exactly, so that a CPU moving
- * between old and new buffers wastes nothing of what the old ones have
- * left.
- */
-static bool zc_zero_charge(struct zc_zero *zero, long pages)
+/* Whether @zero should be replaced; under either lock. */
+static bool zc_zero_stale(const struct zc_zero *zero)
 {
-	struct zc_lease *lease;
-	bool ok = true;
-
-	if (zc_fault_refs_unguarded())
-		return true;
-	lease = get_cpu_ptr(&zc_lease);
-	if (likely(lease->seq == zero->seq && lease->left >= pages)) {
-		lease->left -= pages;
-	} else if (!READ_ONCE(zero->worn) &&
-		   zc_zero_take(zero, zc_lease_pages + pages)) {
-		lease->seq = zero->seq;
-		lease->left = zc_lease_pages;
-	} else {
-		ok = zc_zero_take(zero, pages);
-	}
-	put_cpu_ptr(&zc_lease);
-	return ok;
+	return READ_ONCE(zero->worn) || zero->size < zc_splice_buffer;
 }
 
 static void zc_gen_free(struct rcu_head *rcu)
@@ -279,30 +205,59 @@ static void zc_gen_expire(struct work_struct *work)
 }
 
 /*
- * A new current generation, on a new zero if the current one is worn;
- * accounted to the task that splices.  Under zc_lock.
+ * Replace the next generation's zero if it is worn, or smaller than
+ * asked for and a larger folio can now be had.  The generation taking
+ * buffers ends, so that the next splice takes the new zero.
+ */
+static void zc_zero_renew(void)
+{
+	struct zc_zero *old, *zero;
+
+	mutex_lock(&zc_renew_lock);
+	old = zc_next_zero;
+	if (!zc_zero_stale(old))
+		goto out;
+	zero = zc_zero_new(zc_splice_buffer);
+	if (!zero)
+		goto out;
+	if (!READ_ONCE(old->worn) && zero->size <= old->size) {
+		kref_put(&zero->kref, zc_zero_free);	/* no better */
+		goto out;
+	}
+	mutex_lock(&zc_lock);
+	zc_next_zero = zero;
+	zc_gen_end();
+	mutex_unlock(&zc_lock);
+	zc_zero_retire(old);
+out:
+	mutex_unlock(&zc_renew_lock);
+}
+
+static void zc_zero_renew_work(struct work_struct *work)
+{
+	zc_zero_renew();
+}
+
+/*
+ * A new current generation on the next zero, accounted to the task that
+ * splices; a zero smaller than asked for is replaced in the background.
+ * Under zc_lock.
  */
 static struct zc_gen *zc_gen_start(void)
 {
-	struct zc_zero *zero;
 	struct zc_gen *gen;
 
-	if (zc_zero->worn) {
-		zero = zc_zero_new(zc_zero->buf_max, GFP_KERNEL_ACCOUNT);
-		if (zero) {
-			kref_put(&zc_zero->kref, zc_zero_free);
-			zc_zero = zero;
-		}
-	}
+	if (zc_zero_stale(zc_next_zero))
+		schedule_work(&zc_renewal);
 	gen = kzalloc(sizeof(*gen), GFP_KERNEL_ACCOUNT);
 	if (!gen || percpu_ref_init(&gen->bufs, zc_gen_drained, 0,
 				    GFP_KERNEL_ACCOUNT)) {
 		kfree(gen);
 		return NULL;
 	}
-	kref_get(&zc_zero->kref);
-	gen->zero = zc_zero;
-	__module_get(THIS_MODULE);	/* a file of ours is open: live */
+	kref_get(&zc_next_zero->kref);
+	gen->zero = zc_next_zero;
+	__module_get(THIS_MODULE);	/* a file or buffer of ours: live */
 	zc_gens_made = true;
 	rcu_assign_pointer(zc_gen, gen);
 	schedule_delayed_work(&zc_gen_expiry, ZC_GEN_LIFE);
@@ -313,16 +268,23 @@ static struct zc_gen *zc_gen_start(void)
 static unsigned int zc_bufs_for(const struct zc_zero *zero, size_t len,
 				unsigned int slots)
 {
-	return min_t(size_t, slots, DIV_ROUND_UP(len, zero->buf_max));
+	return min_t(size_t, slots, DIV_ROUND_UP(len, zero->size));
 }
 
 static struct zc_gen *zc_gen_get_slow(size_t len, unsigned int *slots)
 {
 	struct zc_gen *gen;
+	bool worn;
+
+	mutex_lock(&zc_lock);
+	worn = READ_ONCE(zc_next_zero->worn);
+	mutex_unlock(&zc_lock);
+	if (worn)		/* new buffers need a new zero: now */
+		zc_zero_renew();
 
 	mutex_lock(&zc_lock);
 	gen = rcu_dereference_protected(zc_gen, lockdep_is_held(&zc_lock));
-	if (!gen || gen->zero->worn) {
+	if (!gen || READ_ONCE(gen->zero->worn)) {
 		zc_gen_end();
 		gen = zc_gen_start();
 	}
@@ -356,31 +318,29 @@ static struct zc_gen *zc_gen_get(size_t len, unsigned int *slots)
 
 int zc_pipe_init(void)
 {
-	zc_lease_pages = clamp_t(long, ZC_ZERO_REFS / 8 / num_possible_cpus(),
-				 1, ZC_LEASE_MAX);
-	zc_zero = zc_zero_new(zc_splice_buffer, GFP_KERNEL);
-	if (!zc_zero)
+	zc_next_zero = zc_zero_new(zc_splice_buffer);
+	if (!zc_next_zero)
 		return -ENOMEM;
-	if (zc_splice_buffer > zc_zero->buf_max)
-		pr_info("splice_buffer: no %u bytes to be had, %u it is\n",
-			zc_splice_buffer, zc_zero->buf_max);
-	zc_splice_buffer = zc_zero->buf_max;
+	if (zc_next_zero->size < zc_splice_buffer)
+		pr_info("splice_buffer: %u bytes for now, no folio of %u to be had\n",
+			zc_next_zero->size, zc_splice_buffer);
 	return 0;
 }
 
 /*
- * At unload, or after a failed load: no file is open and no generation
- * is left, but the last one's callback, or the work that ended it, may
- * still be running their last instructions.
+ * At unload, or after a failed load: no file is open and no buffer is
+ * left, but the last generation's callback, or the work that ended it,
+ * may still be running their last instructions.
  */
 void zc_pipe_exit(void)
 {
 	cancel_delayed_work_sync(&zc_gen_expiry);
+	cancel_work_sync(&zc_renewal);
 	if (zc_gens_made) {
 		rcu_barrier();
 		synchronize_rcu_tasks();
 	}
-	kref_put(&zc_zero->kref, zc_zero_free);
+	zc_zero_retire(zc_next_zero);
 }
 
 static struct zc_gen *buf_gen(const struct pipe_buffer *buf)
@@ -388,30 +348,54 @@ static struct zc_gen *buf_gen(const struct pipe_buffer *buf)
 	return (struct zc_gen *)buf->private;
 }
 
-/* The pages @buf spans: what a consumer may take a reference on. */
-static long buf_pages(const struct pipe_buffer *buf)
+/* Whether @buf can point into @zero instead. */
+static bool zc_zero_holds(const struct zc_zero *zero,
+			  const struct pipe_buffer *buf)
 {
-	if (!buf->len)
-		return 0;
-	return ((buf->offset + buf->len - 1) >> PAGE_SHIFT) -
-	       (buf->offset >> PAGE_SHIFT) + 1;
+	return zero->folio && !READ_ONCE(zero->worn) &&
+	       folio_ref_count(zero->folio) < ZC_REFS_HIGH &&
+	       buf->offset + buf->len <= zero->size;
+}
+
+/*
+ * @buf's folio has all the page references it may: move @buf onto the
+ * current zero, the same bytes at the same offset.  The new generation's
+ * reference is taken before the old one goes: fuse confirms its own copy
+ * of a buffer with the pipe unlocked.
+ */
+static int zc_pipe_buf_rehome(struct pipe_buffer *buf)
+{
+	struct zc_gen *old = buf_gen(buf), *gen;
+	unsigned int slots = 1;
+
+	WRITE_ONCE(old->zero->worn, true);
+	gen = zc_gen_get(buf->offset + buf->len, &slots);
+	if (!gen)
+		return -ENOMEM;
+	if (!zc_zero_holds(gen->zero, buf)) {
+		percpu_ref_put(&gen->bufs);
+		pr_notice_ratelimited("no zero folio to move a buffer to: ENOMEM\n");
+		return -ENOMEM;
+	}
+	buf->page = folio_page(gen->zero->folio, 0);
+	buf->private = (unsigned long)gen;
+	percpu_ref_put(&old->bufs);
+	return 0;
 }
 
 static int zc_pipe_buf_confirm(struct pipe_inode_info *pipe,
 			       struct pipe_buffer *buf)
 {
-	struct zc_zero *zero = buf_gen(buf)->zero;
+	struct folio *folio = buf_gen(buf)->zero->folio;
 
-	if (!zero->folio || zc_zero_charge(zero, buf_pages(buf)))
+	if (!folio || likely(folio_ref_count(folio) < ZC_REFS_HIGH))
 		return 0;
-	pr_notice_ratelimited("a zero folio's page references are spent: ENOMEM\n");
-	return -ENOMEM;
+	return zc_pipe_buf_rehome(buf);
 }
 
 static void zc_pipe_buf_release(struct pipe_inode_info *pipe,
 				struct pipe_buffer *buf)
 {
-	zc_fault_shared_put(buf->page);
 	percpu_ref_put(&buf_gen(buf)->bufs);
 }
 
@@ -424,7 +408,6 @@ static bool zc_pipe_buf_try_steal(struct pipe_inode_info *pipe,
 static bool zc_pipe_buf_get(struct pipe_inode_info *pipe,
 			    struct pipe_buffer *buf)
 {
-	zc_fault_shared_get(buf->page, 1);
 	percpu_ref_get(&buf_gen(buf)->bufs);
 	return true;
 }
@@ -451,9 +434,8 @@ static size_t splice_zero_into_pipe(struct pipe_inode_info *pipe,
 
 	if (zero->folio)
 		page = folio_page(zero->folio, 0);
-	zc_fault_shared_get(page, n);
 	while (n--) {
-		size_t chunk = min_t(size_t, len - spliced, zero->buf_max);
+		size_t chunk = min_t(size_t, len - spliced, zero->size);
 
 		pipe->bufs[head++ & mask] = (struct pipe_buffer) {
 			.page		= page,
@@ -490,8 +472,9 @@ ssize_t zc_splice_read(struct file *in, loff_t *ppos,
  * Consume up to @len bytes of what the pipe holds, without a call per
  * buffer of ours: their references go back in one batch per generation.
  * Other buffers are confirmed first, as splice_from_pipe_feed() does, so
- * that a page-cache page that failed to read in fails the splice.  Ours
- * need no confirming: nothing here takes a page reference.
+ * that a page-cache page that failed to read in ends the splice (with 0
+ * for -ENODATA, as there).  Ours need no confirming: nothing here takes
+ * a page reference.
  */
 static ssize_t zc_pipe_drain(struct pipe_inode_info *pipe, size_t len)
 {
@@ -522,7 +505,6 @@ static ssize_t zc_pipe_drain(struct pipe_inode_info *pipe, size_t len)
 		if (!ours) {
 			pipe_buf_release(pipe, buf);
 		} else {
-			zc_fault_shared_put(buf->page);
 			if (buf_gen(buf) != gen) {
 				if (refs)
 					percpu_ref_put_many(&gen->bufs, refs);
@@ -543,7 +525,9 @@ static ssize_t zc_pipe_drain(struct pipe_inode_info *pipe, size_t len)
 			wake_up_interruptible(&pipe->wr_wait);
 		kill_fasync(&pipe->fasync_writers, SIGIO, POLL_OUT);
 	}
-	return done ? done : err;
+	if (done)
+		return done;
+	return err == -ENODATA ? 0 : err;
 }
 
 static int pipe_to_null(struct pipe_inode_info *pipe, struct pipe_buffer *buf,
