@@ -21,7 +21,6 @@
 #include "compat.h"
 #include "zcdev_clear.h"
 #include "zcdev_pipe.h"
-#include "zcdev_fault.h"
 
 enum zc_read_path { ZC_READ_AUTO, ZC_READ_STOSB, ZC_READ_KERNEL };
 
@@ -206,7 +205,6 @@ static ssize_t read_iter_zero(struct kiocb *iocb, struct iov_iter *iter)
 	size_t chunk_max = READ_ONCE(zc_read_chunk);
 	size_t written = 0;
 
-	zc_fault_inject();
 	while (iov_iter_count(iter)) {
 		size_t chunk = min(iov_iter_count(iter), chunk_max), n;
 
@@ -242,7 +240,6 @@ static ssize_t read_zero(struct file *file, char __user *buf, size_t count,
 	size_t chunk_max = READ_ONCE(zc_read_chunk);
 	size_t cleared = 0;
 
-	zc_fault_inject();
 	while (count) {
 		size_t chunk = min(count, chunk_max);
 		size_t left = clear_user_chunk(buf + cleared, chunk);
@@ -257,7 +254,6 @@ static ssize_t read_zero(struct file *file, char __user *buf, size_t count,
 			break;
 		cond_resched();
 	}
-	zc_fault_dirty_read(buf, cleared);
 	return cleared;
 }
 
@@ -422,9 +418,6 @@ static int zc_devices_create(void)
 	int ret;
 
 	for (i = 0; i < ARRAY_SIZE(zc_devlist); i++) {
-		ret = zc_fault_init(i);
-		if (ret)
-			goto fail;
 		dev = device_create(&zc_class, NULL, zc_devt + i, NULL, "%s",
 				    zc_devlist[i].name);
 		ret = PTR_ERR_OR_ZERO(dev);
@@ -471,8 +464,7 @@ out_class:
 out_region:
 	unregister_chrdev_region(zc_devt, ARRAY_SIZE(zc_devlist));
 out_pipe:
-	if (!zc_fault_init_leaks())
-		zc_pipe_exit();
+	zc_pipe_exit();
 	return ret;
 }
 

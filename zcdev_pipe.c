@@ -90,7 +90,6 @@
 #include <linux/slab.h>
 #include <linux/splice.h>
 #include <linux/workqueue.h>
-#include "zcdev_fault.h"
 #include "zcdev_pipe.h"
 
 #define ZC_SPLICE_BUFFER_MAX	((unsigned long)SZ_2M)
@@ -179,8 +178,6 @@ static struct zc_zero *zc_zero_new(unsigned int size, gfp_t gfp)
 		if (zero->folio)
 			break;
 	}
-	if (zero->folio)
-		budget = zc_fault_refs_take(zero->folio, budget);
 	zero->buf_max = PAGE_SIZE << order;
 	zero->seq = ++zc_zero_seq;
 	zero->worn_below = budget / 2;
@@ -194,10 +191,8 @@ static void zc_zero_free(struct kref *kref)
 {
 	struct zc_zero *zero = container_of(kref, struct zc_zero, kref);
 
-	if (zero->folio) {
-		zc_fault_refs_give(zero->folio);
+	if (zero->folio)
 		folio_put(zero->folio);
-	}
 	kfree(zero);
 }
 
@@ -225,8 +220,6 @@ static bool zc_zero_charge(struct zc_zero *zero, long pages)
 	struct zc_lease *lease;
 	bool ok = true;
 
-	if (zc_fault_refs_unguarded())
-		return true;
 	lease = get_cpu_ptr(&zc_lease);
 	if (likely(lease->seq == zero->seq && lease->left >= pages)) {
 		lease->left -= pages;
@@ -411,7 +404,6 @@ static int zc_pipe_buf_confirm(struct pipe_inode_info *pipe,
 static void zc_pipe_buf_release(struct pipe_inode_info *pipe,
 				struct pipe_buffer *buf)
 {
-	zc_fault_shared_put(buf->page);
 	percpu_ref_put(&buf_gen(buf)->bufs);
 }
 
@@ -424,7 +416,6 @@ static bool zc_pipe_buf_try_steal(struct pipe_inode_info *pipe,
 static bool zc_pipe_buf_get(struct pipe_inode_info *pipe,
 			    struct pipe_buffer *buf)
 {
-	zc_fault_shared_get(buf->page, 1);
 	percpu_ref_get(&buf_gen(buf)->bufs);
 	return true;
 }
@@ -451,7 +442,6 @@ static size_t splice_zero_into_pipe(struct pipe_inode_info *pipe,
 
 	if (zero->folio)
 		page = folio_page(zero->folio, 0);
-	zc_fault_shared_get(page, n);
 	while (n--) {
 		size_t chunk = min_t(size_t, len - spliced, zero->buf_max);
 
@@ -522,7 +512,6 @@ static ssize_t zc_pipe_drain(struct pipe_inode_info *pipe, size_t len)
 		if (!ours) {
 			pipe_buf_release(pipe, buf);
 		} else {
-			zc_fault_shared_put(buf->page);
 			if (buf_gen(buf) != gen) {
 				if (refs)
 					percpu_ref_put_many(&gen->bufs, refs);
