@@ -21,7 +21,6 @@
 #include "compat.h"
 #include "zcdev_clear.h"
 #include "zcdev_pipe.h"
-#include "zcdev_fault.h"
 
 enum zc_read_path { ZC_READ_AUTO, ZC_READ_STOSB, ZC_READ_KERNEL };
 
@@ -206,7 +205,6 @@ static ssize_t read_iter_zero(struct kiocb *iocb, struct iov_iter *iter)
 	size_t chunk_max = READ_ONCE(zc_read_chunk);
 	size_t written = 0;
 
-	zc_fault_inject();
 	while (iov_iter_count(iter)) {
 		size_t chunk = min(iov_iter_count(iter), chunk_max), n;
 
@@ -242,7 +240,6 @@ static ssize_t read_zero(struct file *file, char __user *buf, size_t count,
 	size_t chunk_max = READ_ONCE(zc_read_chunk);
 	size_t cleared = 0;
 
-	zc_fault_inject();
 	while (count) {
 		size_t chunk = min(count, chunk_max);
 		size_t left = clear_user_chunk(buf + cleared, chunk);
@@ -257,7 +254,6 @@ static ssize_t read_zero(struct file *file, char __user *buf, size_t count,
 			break;
 		cond_resched();
 	}
-	zc_fault_dirty_read(buf, cleared);
 	return cleared;
 }
 
@@ -296,21 +292,6 @@ static int mmap_zero(struct file *file, struct vm_area_struct *vma)
 	vma_set_anonymous(vma);
 	return 0;
 }
-
-/*
- * Whether init has finished: until then every open is refused.
- *
- * cdev_add() makes the devices openable at once, and the module
- * reference an open takes (fops->owner) does not wait for init either:
- * try_module_get() fails only for a module that is GOING, not COMING
- * (module_is_live()).  So if init failed after the cdev was added and
- * one of its nodes (made by mknod, say) had been opened, do_init_module()
- * would free the module under an open file.  Refusing opens until init
- * is done closes that: an open that could see a device during a failing
- * init fails, and init then waits for its module reference
- * (zc_wait_for_refused_opens()).
- */
-static bool zc_live;
 
 /*
  * Large mappings where huge pages can back them: thp_get_unmapped_area()
@@ -362,8 +343,6 @@ static int zc_open(struct inode *inode, struct file *file)
 {
 	unsigned int minor = iminor(inode);
 
-	if (!READ_ONCE(zc_live))
-		return -ENODEV;
 	if (minor >= ARRAY_SIZE(zc_devlist))
 		return -ENXIO;
 	file->f_op = zc_devlist[minor].fops;
@@ -378,7 +357,7 @@ static const struct file_operations zc_fops = {
 };
 
 /* The nodes udev and devtmpfs make: /dev/zczero and /dev/zcfull, 0666. */
-static char *zc_devnode(const struct device *dev, umode_t *mode)
+static char *zc_devnode(zc_devnode_device *dev, umode_t *mode)
 {
 	if (mode)
 		*mode = 0666;
@@ -387,27 +366,11 @@ static char *zc_devnode(const struct device *dev, umode_t *mode)
 
 static struct class zc_class = {
 	.name		= "zcdev",
-	.devnode	= zc_class_devnode,
+	.devnode	= zc_devnode,
 };
 
 static dev_t zc_devt;
 static struct cdev zc_cdev;
-
-/*
- * After a failed init, before the module is freed: cdev_del() has made
- * the devices unreachable, no open succeeded (zc_live), but a refused
- * open drops the module references it took (cdev and fops) only after
- * zc_open() returns: wait for that, down to the one the loader holds
- * during init.  What is left of module_put() after its decrement is
- * covered by the synchronize_rcu() of do_init_module()'s failure path.
- */
-static void zc_wait_for_refused_opens(void)
-{
-#ifdef CONFIG_MODULE_UNLOAD
-	while (module_refcount(THIS_MODULE) > 1)
-		schedule_timeout_uninterruptible(1);
-#endif
-}
 
 static void zc_devices_destroy(unsigned int n)
 {
@@ -422,9 +385,6 @@ static int zc_devices_create(void)
 	int ret;
 
 	for (i = 0; i < ARRAY_SIZE(zc_devlist); i++) {
-		ret = zc_fault_init(i);
-		if (ret)
-			goto fail;
 		dev = device_create(&zc_class, NULL, zc_devt + i, NULL, "%s",
 				    zc_devlist[i].name);
 		ret = PTR_ERR_OR_ZERO(dev);
@@ -438,6 +398,14 @@ fail:
 	return ret;
 }
 
+/*
+ * In drivers/char/mem.c's order: the class and the device nodes first,
+ * the character device last.  Until cdev_add() an open of a node finds
+ * no device and fails with ENXIO (chrdev_open()), so a load that fails
+ * has had no file open; and nothing after cdev_add() can fail, so no
+ * module is freed under an open file (try_module_get() succeeds on a
+ * module whose init is still running).
+ */
 static int __init zcdev_init(void)
 {
 	int ret;
@@ -452,34 +420,31 @@ static int __init zcdev_init(void)
 	ret = class_register(&zc_class);
 	if (ret)
 		goto out_region;
+	ret = zc_devices_create();
+	if (ret)
+		goto out_class;
 	cdev_init(&zc_cdev, &zc_fops);
 	zc_cdev.owner = THIS_MODULE;
 	ret = cdev_add(&zc_cdev, zc_devt, ARRAY_SIZE(zc_devlist));
 	if (ret)
-		goto out_class;
-	ret = zc_devices_create();
-	if (ret)
-		goto out_cdev;
-	WRITE_ONCE(zc_live, true);
+		goto out_devices;
 	return 0;
 
-out_cdev:
-	cdev_del(&zc_cdev);
-	zc_wait_for_refused_opens();
+out_devices:
+	zc_devices_destroy(ARRAY_SIZE(zc_devlist));
 out_class:
 	class_unregister(&zc_class);
 out_region:
 	unregister_chrdev_region(zc_devt, ARRAY_SIZE(zc_devlist));
 out_pipe:
-	if (!zc_fault_init_leaks())
-		zc_pipe_exit();
+	zc_pipe_exit();
 	return ret;
 }
 
 static void __exit zcdev_exit(void)
 {
-	zc_devices_destroy(ARRAY_SIZE(zc_devlist));
 	cdev_del(&zc_cdev);
+	zc_devices_destroy(ARRAY_SIZE(zc_devlist));
 	class_unregister(&zc_class);
 	unregister_chrdev_region(zc_devt, ARRAY_SIZE(zc_devlist));
 	zc_pipe_exit();

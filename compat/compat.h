@@ -18,16 +18,11 @@
 #error "zcdev supports Linux 6.1 and later"
 #endif
 
+/* The device a class's ->devnode() takes: before 6.2, not const. */
 #ifdef ZC_HAVE_CONST_DEVNODE
-#define zc_class_devnode	zc_devnode
+#define zc_devnode_device	const struct device
 #else
-/* Before 6.2 a class's ->devnode() took a device that was not const. */
-static char *zc_devnode(const struct device *dev, umode_t *mode);
-
-static inline char *zc_class_devnode(struct device *dev, umode_t *mode)
-{
-	return zc_devnode(dev, mode);
-}
+#define zc_devnode_device	struct device
 #endif
 
 #ifndef ZC_HAVE_ITER_IOV

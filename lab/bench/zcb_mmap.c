@@ -81,7 +81,7 @@ static void map_touch(const char *path, const char *label, struct result *r)
 {
 	int fd = -1, flags = MAP_PRIVATE;
 	char *p;
-	size_t len = opt_map, off = 0;
+	size_t len = zcb.map, off = 0;
 	unsigned long iter = 0;
 	long long f0;
 	double t0;
@@ -95,8 +95,7 @@ static void map_touch(const char *path, const char *label, struct result *r)
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0) {
 			set_status(&r->status, r->msg,
-				   errno == ENOENT || errno == ENXIO ||
-				   errno == ENODEV ? ST_ABSENT : ST_ERROR,
+				   absent_errno(errno) ? ST_ABSENT : ST_ERROR,
 				   "open %s: %s", path, strerror(errno));
 			return;
 		}
@@ -115,10 +114,9 @@ static void map_touch(const char *path, const char *label, struct result *r)
 	/* EINVAL: a kernel without THP; the row says AnonHugePages 0 */
 	madvise(p, len, MADV_HUGEPAGE);
 
-	alarm((unsigned int)opt_seconds + WATCHDOG_SLACK);
+	alarm((unsigned int)zcb.seconds + WATCHDOG_SLACK);
 	f0 = faults_now();
-	t0 = now_s();
-	deadline = t0 + opt_seconds;
+	t0 = start_clock();
 	while (off < len) {
 		p[off] = 1;
 		off += TOUCH_STRIDE;
@@ -173,16 +171,45 @@ static const struct result *map_meas(const char *path, const char *label)
  * memory pays for more than its own faults (a VM's host maps the guest's
  * memory on first use), and it must not be DEV.
  */
-void map_group(void)
+void bench_mmap(const int *threads, int n)
 {
 	const struct result *d, *ref, *p;
 	struct result warm;
 
+	(void)threads;		/* one thread, one mapping */
+	(void)n;
 	map_touch(NULL, "warm-up", &warm);
-	d = map_meas(dev_path, dev_label);
-	ref = map_meas(ref_path, ref_label);
+	d = map_meas(zcb.dev_path, zcb.dev_label);
+	ref = map_meas(zcb.ref_path, zcb.ref_label);
 	p = map_meas(NULL, "anon");
 	print_rows(d, ref, p, NULL, &p, 1);
 }
 
 /* The system's THP setting, the bracketed word of "enabled". */
+static void thp_mode(char *buf, size_t len)
+{
+	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+	char line[128], *a, *b;
+
+	snprintf(buf, len, "none");
+	if (!f)
+		return;
+	if (fgets(line, sizeof(line), f)) {
+		a = strchr(line, '[');
+		b = a ? strchr(a, ']') : NULL;
+		if (a && b) {
+			*b = '\0';
+			snprintf(buf, len, "%s", a + 1);
+		}
+	}
+	fclose(f);
+}
+
+void header_mmap(void)
+{
+	char thp[32];
+
+	thp_mode(thp, sizeof(thp));
+	printf("mmap:    %llu bytes MAP_PRIVATE, MADV_HUGEPAGE, ", zcb.map);
+	printf("a byte written per %lu; THP %s\n", TOUCH_STRIDE, thp);
+}

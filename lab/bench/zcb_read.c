@@ -14,11 +14,9 @@
 
 #include "zcbench.h"
 
-const size_t read_sizes[4] = { 4 * KIB, 64 * KIB, 1 * MIB, 16 * MIB };
-bool uring_ok;
-char uring_msg[MSG_LEN];
+static const size_t read_sizes[] = { 4 * KIB, 64 * KIB, 1 * MIB, 16 * MIB };
 
-void setup_read(struct worker *w)
+static void setup_read(struct worker *w)
 {
 	const struct meas *m = w->m;
 	ssize_t n;
@@ -40,7 +38,7 @@ void setup_read(struct worker *w)
 	check_zero(w, w->buf, n, "read");
 }
 
-void setup_uring(struct worker *w)
+static void setup_uring(struct worker *w)
 {
 	const struct meas *m = w->m;
 	struct io_uring_sqe *sqe;
@@ -91,7 +89,7 @@ void setup_uring(struct worker *w)
 	check_zero(w, w->buf, ret, "io_uring read");
 }
 
-void run_read(struct worker *w)
+static void run_read(struct worker *w)
 {
 	const struct meas *m = w->m;
 	unsigned long iter = 0;
@@ -117,7 +115,7 @@ void run_read(struct worker *w)
 	}
 }
 
-void run_uring(struct worker *w)
+static void run_uring(struct worker *w)
 {
 	const struct meas *m = w->m;
 	unsigned long long queued = 0;	/* bytes done + bytes in flight */
@@ -185,45 +183,69 @@ void run_uring(struct worker *w)
 		check_zero(w, w->buf, filled0, "io_uring reads");
 }
 
-void read_group(const char *test, enum kind kind, unsigned int qd,
-		size_t size, int threads)
+static void read_group(const char *test, enum kind kind, unsigned int qd,
+		       size_t size, int threads)
 {
 	struct meas m = {
 		.test = test, .kind = kind, .qd = qd, .size = size,
-		.threads = threads,
+		.threads = threads, .reads = true,
+		.setup = kind == K_URING ? setup_uring : setup_read,
+		.run = kind == K_URING ? run_uring : run_read,
 	};
 	const struct result *d, *ref, *p;
-	bool own_peer = kind == K_READ, skip = kind == K_URING && !uring_ok;
+	bool own_peer;
 
-	m.path = dev_path;
-	m.label = dev_label;
-	d = skip ? skip_meas(&m, ST_SKIPPED, uring_msg) : do_meas(&m);
-	m.path = ref_path;
-	m.label = ref_label;
-	ref = skip ? skip_meas(&m, ST_SKIPPED, uring_msg) : do_meas(&m);
+	m.path = zcb.dev_path;
+	m.label = zcb.dev_label;
+	d = do_meas(&m);
+	m.path = zcb.ref_path;
+	m.label = zcb.ref_label;
+	ref = do_meas(&m);
+	/* the peer: memset() of the buffer, measured once per row of read */
+	p = find("read", "memset", size, threads);
+	own_peer = !p;
 	if (own_peer) {
+		m.test = "read";
 		m.kind = K_MEMSET;
 		m.path = NULL;
 		m.label = "memset";
+		m.setup = setup_read;
+		m.run = run_read;
 		p = do_meas(&m);
-	} else {
-		p = find("read", "memset", size, threads);
 	}
 
 	print_rows(d, ref, p, NULL, &p, own_peer);
 }
 
-void probe_uring(void)
+void bench_read(const int *threads, int n)
 {
-	struct io_uring ring;
-	int ret = io_uring_queue_init(1, &ring, 0);
+	unsigned int s;
+	int t;
 
-	if (ret < 0) {
-		snprintf(uring_msg, MSG_LEN, "io_uring_queue_init: %s",
-			 strerror(-ret));
-		return;
-	}
-	io_uring_queue_exit(&ring);
-	uring_ok = true;
+	for (s = 0; s < ARRAY_SIZE(read_sizes); s++)
+		for (t = 0; t < n; t++)
+			read_group("read", K_READ, 0, read_sizes[s], threads[t]);
 }
 
+void bench_uring(const int *threads, int n)
+{
+	static const unsigned int depths[] = { 1, 32 };
+	static const char *const tests[] = { "uring-qd1", "uring-qd32" };
+	unsigned int i, s;
+	int t;
+
+	if (!zcb.uring_ok)
+		return;		/* the header says why */
+	for (i = 0; i < ARRAY_SIZE(depths); i++)
+		for (s = 0; s < ARRAY_SIZE(read_sizes); s++)
+			for (t = 0; t < n; t++)
+				read_group(tests[i], K_URING, depths[i],
+					   read_sizes[s], threads[t]);
+}
+
+void header_uring(void)
+{
+	if (!zcb.uring_ok)
+		printf("io_uring: unavailable (%s); io_uring rows skipped\n",
+		       zcb.uring_msg);
+}

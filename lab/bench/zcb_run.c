@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * zcbench's engine: workers that set up, wait at a start gate, run and
- * tear down; one measurement of m->threads of them, timed from the gate
- * until the last has been joined; its row in the table and the CSV.
+ * zcbench's library, its engine: the configuration; workers that set up,
+ * wait at a start gate, run and tear down, each as its measurement says
+ * (the benchmark's functions, which the engine only calls through it);
+ * one measurement of m->threads of them, timed from the gate until the
+ * last has been joined; its row in the table and the CSV.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,11 +36,24 @@ static struct {
 	.cond = PTHREAD_COND_INITIALIZER,
 };
 
+struct zcb_config zcb = {
+	.dev_path	= "/dev/zczero",
+	.ref_path	= "/dev/zero",
+	.null_path	= "/dev/null",
+	.bytes		= 256 * MIB,
+	.map		= GIB,
+	.seconds	= 30.0,
+	.repeat		= 1,
+};
+
 static struct result results[MAX_RESULTS];
 static int nresults;
-FILE *csv;
-int nerrors;
-double deadline;
+static FILE *csv;
+static const char *csv_name;
+static int nerrors;
+static double deadline;
+static char ratio_ref_hdr[64], ratio_peer_hdr[64], ratio_patch_hdr[64];
+static int ratio_w;
 
 /* Sets *@st to @s if it is still ST_OK: the first failure is kept. */
 bool claim_status(enum status *st, enum status s)
@@ -108,6 +123,12 @@ void *alloc_buf(struct worker *w, size_t len)
 	return p;
 }
 
+/* Whether an open's error says that the device or its driver is absent */
+bool absent_errno(int err)
+{
+	return err == ENOENT || err == ENXIO || err == ENODEV;
+}
+
 /* Open a device; a missing device or driver is "absent", not an error. */
 int open_dev(struct worker *w, const char *path, int flags)
 {
@@ -115,7 +136,7 @@ int open_dev(struct worker *w, const char *path, int flags)
 
 	if (fd >= 0)
 		return fd;
-	if (errno == ENOENT || errno == ENXIO || errno == ENODEV)
+	if (absent_errno(errno))
 		set_status(&w->status, w->msg, ST_ABSENT, "open %s: %s",
 			   path, strerror(errno));
 	else
@@ -149,22 +170,19 @@ bool start_reader(struct worker *w, void *(*fn)(void *), const char *what)
 	return true;
 }
 
+/* The time of a measurement's start; its deadline is the cap after it */
+double start_clock(void)
+{
+	double t0 = now_s();
+
+	deadline = t0 + zcb.seconds;
+	return t0;
+}
+
 bool time_up(unsigned long iter)
 {
 	return iter % CLOCK_EVERY == 0 && now_s() > deadline;
 }
-
-/* What sets up and runs a worker of each kind; TCP sinks have their own */
-static const struct {
-	void (*setup)(struct worker *w);
-	void (*run)(struct worker *w);
-} kinds[] = {
-	[K_SPLICE]	= { setup_pipe, run_pipe },
-	[K_VMSPLICE]	= { setup_pipe, run_pipe },
-	[K_READ]	= { setup_read, run_read },
-	[K_MEMSET]	= { setup_read, run_read },
-	[K_URING]	= { setup_uring, run_uring },
-};
 
 static void setup(struct worker *w)
 {
@@ -175,18 +193,7 @@ static void setup(struct worker *w)
 		if (w->src < 0)
 			return;
 	}
-	if (m->sink == SINK_TCP)
-		setup_tcp(w);
-	else
-		kinds[m->kind].setup(w);
-}
-
-static void run(struct worker *w)
-{
-	if (w->m->sink == SINK_TCP)
-		run_tcp(w);
-	else
-		kinds[w->m->kind].run(w);
+	m->setup(w);
 }
 
 static void teardown(struct worker *w)
@@ -241,7 +248,7 @@ static void *worker_main(void *arg)
 	pthread_mutex_unlock(&gate.lock);
 
 	if (state > 0 && w->status == ST_OK)
-		run(w);
+		w->m->run(w);
 	teardown(w);
 	return NULL;
 }
@@ -249,7 +256,7 @@ static void *worker_main(void *arg)
 static const struct meas *current_meas;
 
 /* A syscall that never returns must not hang the VM run: say so, exit. */
-void watchdog(int sig)
+static void watchdog(int sig)
 {
 	char msg[256];
 	int len;
@@ -279,9 +286,7 @@ static void measure(const struct meas *m, struct result *r)
 	r->label = m->label;
 	r->size = m->size;
 	r->threads = m->threads;
-	r->noverdict = noverdict_note && (m->kind == K_READ ||
-					  m->kind == K_URING ||
-					  m->kind == K_MEMSET);
+	r->noverdict = zcb.noverdict_note && m->reads;
 
 	ws = calloc(m->threads, sizeof(*ws));
 	if (!ws) {
@@ -289,8 +294,8 @@ static void measure(const struct meas *m, struct result *r)
 		snprintf(r->msg, MSG_LEN, "calloc: %s", strerror(errno));
 		return;
 	}
-	per = opt_bytes / m->threads;
-	if (m->kind == K_READ || m->kind == K_URING || m->kind == K_MEMSET) {
+	per = zcb.bytes / m->threads;
+	if (m->reads) {
 		/* whole buffers, and enough of them */
 		per = (per + m->size - 1) / m->size * m->size;
 		if (per < MIN_OPS * m->size)
@@ -298,7 +303,7 @@ static void measure(const struct meas *m, struct result *r)
 	}
 
 	current_meas = m;
-	alarm((unsigned int)opt_seconds + WATCHDOG_SLACK);
+	alarm((unsigned int)zcb.seconds + WATCHDOG_SLACK);
 	gate.ready = 0;
 	gate.state = 0;
 	for (created = 0; created < m->threads; created++) {
@@ -330,8 +335,7 @@ static void measure(const struct meas *m, struct result *r)
 	for (i = 0; i < created; i++)
 		if (ws[i].status != ST_OK)
 			go = -1;
-	t0 = now_s();
-	deadline = t0 + opt_seconds;
+	t0 = start_clock();
 	gate.state = go;
 	pthread_cond_broadcast(&gate.cond);
 	pthread_mutex_unlock(&gate.lock);
@@ -390,24 +394,21 @@ static void ratio_str(const struct result *a, const struct result *b,
 		snprintf(buf, len, "%.2fx", gbps(a) / gbps(b));
 }
 
-char ratio_ref_hdr[64], ratio_peer_hdr[64], ratio_patch_hdr[64];
-int ratio_w;
-
-void print_header_row(void)
+void zcb_header_row(void)
 {
 	printf("%-13s %5s %3s %-10s %9s", "test", "size", "thr", "device",
 	       "GB/s");
-	if (opt_instr)
+	if (zcb.instr)
 		printf(" %9s", "instr/B");
 	printf(" %*s %*s", ratio_w, ratio_ref_hdr, ratio_w, ratio_peer_hdr);
-	if (patch_path)
+	if (zcb.patch_path)
 		printf(" %*s", ratio_w, ratio_patch_hdr);
 	putchar('\n');
 }
 
 /* One row; ratios (DEV rows) against ref, peer and the patch's loop. */
-void print_row(const struct result *r, const struct result *ref,
-	       const struct result *peer, const struct result *pat)
+static void print_row(const struct result *r, const struct result *ref,
+		      const struct result *peer, const struct result *pat)
 {
 	char sz[24], gb[16], r1[16], r2[16], r3[16];
 
@@ -417,7 +418,7 @@ void print_row(const struct result *r, const struct result *ref,
 		snprintf(gb, sizeof(gb), "%s", status_name[r->status]);
 	printf("%-13s %5s %3d %-10s %9s", r->test,
 	       size_str(r->size, sz, sizeof(sz)), r->threads, r->label, gb);
-	if (opt_instr) {
+	if (zcb.instr) {
 		if (r->status == ST_OK)
 			printf(" %9.4f", r->seconds * 1e9 / r->bytes);
 		else
@@ -427,7 +428,7 @@ void print_row(const struct result *r, const struct result *ref,
 		ratio_str(r, ref, r1, sizeof(r1));
 		ratio_str(r, peer, r2, sizeof(r2));
 		printf(" %*s %*s", ratio_w, r1, ratio_w, r2);
-		if (patch_path) {
+		if (zcb.patch_path) {
 			ratio_str(r, pat, r3, sizeof(r3));
 			printf(" %*s", ratio_w, r3);
 		}
@@ -442,7 +443,7 @@ void print_row(const struct result *r, const struct result *ref,
 		       r->anon_huge_kb,
 		       r->aligned ? "2M-aligned" : "not 2M-aligned");
 	if (r->noverdict)
-		printf("  [%s]", noverdict_note);
+		printf("  [%s]", zcb.noverdict_note);
 	putchar('\n');
 	fflush(stdout);
 
@@ -457,7 +458,7 @@ void print_row(const struct result *r, const struct result *ref,
 			fprintf(csv, "%lld,%lld,", r->faults, r->anon_huge_kb);
 		else
 			fprintf(csv, ",,");
-		fprintf(csv, "%s\n", r->noverdict ? noverdict_note : "");
+		fprintf(csv, "%s\n", r->noverdict ? zcb.noverdict_note : "");
 		fflush(csv);
 	}
 	if (r->status == ST_ERROR)
@@ -500,7 +501,7 @@ const struct result *best_of(void (*once)(const void *arg, struct result *r),
 	}
 	r = &results[nresults];
 	once(arg, r);
-	for (i = 1; i < opt_repeat && r->status == ST_OK; i++) {
+	for (i = 1; i < zcb.repeat && r->status == ST_OK; i++) {
 		once(arg, &again);
 		if (again.status != ST_OK || gbps(&again) > gbps(r))
 			*r = again;
@@ -526,34 +527,104 @@ const struct result *do_meas(const struct meas *m)
 void meas_sources(struct meas *m, const struct result **d,
 		  const struct result **ref, const struct result **pat)
 {
-	m->path = dev_path;
-	m->label = dev_label;
+	m->path = zcb.dev_path;
+	m->label = zcb.dev_label;
 	*d = do_meas(m);
 	if (ref) {
-		m->path = ref_path;
-		m->label = ref_label;
+		m->path = zcb.ref_path;
+		m->label = zcb.ref_label;
 		*ref = do_meas(m);
 	}
-	if (patch_path) {
-		m->path = patch_path;
+	if (zcb.patch_path) {
+		m->path = zcb.patch_path;
 		m->label = PATCH_LABEL;
 		*pat = do_meas(m);
 	}
 	m->path = NULL;
 }
 
-const struct result *skip_meas(const struct meas *m, enum status st,
-			       const char *msg)
+static const char *base_name(const char *path)
 {
-	struct result *r = &results[nresults++];
+	const char *s = strrchr(path, '/');
 
-	memset(r, 0, sizeof(*r));
-	r->test = m->test;
-	r->label = m->label;
-	r->size = m->size;
-	r->threads = m->threads;
-	r->status = st;
-	snprintf(r->msg, MSG_LEN, "%s", msg);
-	return r;
+	return s ? s + 1 : path;
 }
 
+/* The devices' labels, and the ratio columns' headers */
+static void labels(void)
+{
+	zcb.dev_label = base_name(zcb.dev_path);
+	zcb.ref_label = base_name(zcb.ref_path);
+	if (!strcmp(zcb.dev_label, zcb.ref_label)) {
+		/* e.g. -d /dev/zero to exercise the code paths natively */
+		static char dl[64], rl[64];
+
+		snprintf(dl, sizeof(dl), "%.50s(dev)", zcb.dev_label);
+		snprintf(rl, sizeof(rl), "%.50s(ref)", zcb.ref_label);
+		zcb.dev_label = dl;
+		zcb.ref_label = rl;
+	}
+	snprintf(ratio_ref_hdr, sizeof(ratio_ref_hdr), "%.20s/%.20s",
+		 zcb.dev_label, zcb.ref_label);
+	snprintf(ratio_peer_hdr, sizeof(ratio_peer_hdr), "%.20s/peer",
+		 zcb.dev_label);
+	snprintf(ratio_patch_hdr, sizeof(ratio_patch_hdr), "%.20s/%s",
+		 zcb.dev_label, PATCH_LABEL);
+	ratio_w = strlen(ratio_ref_hdr);
+	if ((int)strlen(ratio_peer_hdr) > ratio_w)
+		ratio_w = strlen(ratio_peer_hdr);
+	if (zcb.patch_path && (int)strlen(ratio_patch_hdr) > ratio_w)
+		ratio_w = strlen(ratio_patch_hdr);
+}
+
+static void probe_uring(void)
+{
+	struct io_uring ring;
+	int ret = io_uring_queue_init(1, &ring, 0);
+
+	if (ret < 0) {
+		snprintf(zcb.uring_msg, MSG_LEN, "io_uring_queue_init: %s",
+			 strerror(-ret));
+		return;
+	}
+	io_uring_queue_exit(&ring);
+	zcb.uring_ok = true;
+}
+
+/*
+ * Before the first measurement, once zcb holds the options: the labels,
+ * whether io_uring works, the CSV (at @csv_path, if any) with its header.
+ */
+bool zcb_begin(const char *csv_path)
+{
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGALRM, watchdog);
+	labels();
+	probe_uring();
+	if (!csv_path)
+		return true;
+	csv = fopen(csv_path, "w");
+	if (!csv) {
+		fprintf(stderr, "zcbench: fopen %s: %s\n", csv_path,
+			strerror(errno));
+		return false;
+	}
+	csv_name = csv_path;
+	fprintf(csv, "%s\n", CSV_HEADER);
+	return true;
+}
+
+/* After the last measurement: the exit status, 1 if a row failed */
+int zcb_end(void)
+{
+	if (csv && fclose(csv)) {
+		fprintf(stderr, "zcbench: fclose %s: %s\n", csv_name,
+			strerror(errno));
+		return 1;
+	}
+	if (nerrors) {
+		fprintf(stderr, "zcbench: %d measurement(s) failed\n", nerrors);
+		return 1;
+	}
+	return 0;
+}

@@ -17,66 +17,6 @@
 
 #include "zcbench.h"
 
-/* Move len bytes from the pipe to the sink; returns false on error. */
-bool drain(struct worker *w, size_t len)
-{
-	while (len) {
-		ssize_t n = splice(w->pipe_r, NULL, w->sink, NULL, len,
-				   SPLICE_F_MOVE);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			fail_sys(w, "splice(pipe->sink)");
-			return false;
-		}
-		if (n == 0) {
-			set_status(&w->status, w->msg, ST_ERROR,
-				   "splice(pipe->sink): returned 0");
-			return false;
-		}
-		len -= n;
-	}
-	return true;
-}
-
-/* Put up to len bytes into the pipe from the source; <0 on error. */
-ssize_t fill(struct worker *w, size_t len)
-{
-	ssize_t n;
-
-	for (;;) {
-		if (w->m->kind == K_SPLICE) {
-			n = splice(w->src, NULL, w->pipe_w, NULL, len,
-				   SPLICE_F_MOVE);
-		} else {
-			struct iovec iov = { .iov_base = w->buf, .iov_len = len };
-
-			n = vmsplice(w->pipe_w, &iov, 1, 0);
-		}
-		if (n >= 0 || errno != EINTR)
-			return n;
-	}
-}
-
-/*
- * A reader's or receiver's splice, again after EINTR: its count, or -1
- * with the reader's status set (what: the call, for the message).
- */
-ssize_t reader_splice(struct worker *w, int in, int out, size_t len,
-		      const char *what)
-{
-	ssize_t n;
-
-	do
-		n = splice(in, NULL, out, NULL, len, SPLICE_F_MOVE);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		set_status(&w->reader_status, w->reader_msg, ST_ERROR, "%s: %s",
-			   what, strerror(errno));
-	return n;
-}
-
 static void *reader_main(void *arg)
 {
 	struct worker *w = arg;
@@ -91,32 +31,7 @@ static void *reader_main(void *arg)
 	return NULL;
 }
 
-/* A pipe of size bytes; false (and the status set) on failure. */
-bool make_pipe(struct worker *w, int *rd, int *wr, size_t size)
-{
-	int fds[2];
-	int ret;
-
-	if (pipe2(fds, O_CLOEXEC)) {
-		fail_sys(w, "pipe2");
-		return false;
-	}
-	*rd = fds[0];
-	*wr = fds[1];
-	ret = fcntl(*wr, F_SETPIPE_SZ, (int)size);
-	if (ret < 0) {
-		fail_sys(w, "fcntl(F_SETPIPE_SZ)");
-		return false;
-	}
-	if ((size_t)ret < size) {
-		set_status(&w->status, w->msg, ST_ERROR,
-			   "fcntl(F_SETPIPE_SZ): got %d, wanted %zu", ret, size);
-		return false;
-	}
-	return true;
-}
-
-void setup_pipe(struct worker *w)
+static void setup_pipe(struct worker *w)
 {
 	const struct meas *m = w->m;
 	ssize_t n;
@@ -126,9 +41,9 @@ void setup_pipe(struct worker *w)
 
 	if (m->sink == SINK_DEV)
 		/* a device into itself, the peer into DEV */
-		w->sink = open_dev(w, m->path ? m->path : dev_path, O_WRONLY);
+		w->sink = open_dev(w, m->path ? m->path : zcb.dev_path, O_WRONLY);
 	else
-		w->sink = open(null_path, O_WRONLY | O_CLOEXEC);
+		w->sink = open(zcb.null_path, O_WRONLY | O_CLOEXEC);
 	if (w->sink < 0) {
 		if (w->status == ST_OK)
 			fail_sys(w, "open /dev/null");
@@ -156,7 +71,7 @@ void setup_pipe(struct worker *w)
 		start_reader(w, reader_main, "pthread_create(reader)");
 }
 
-void run_pipe(struct worker *w)
+static void run_pipe(struct worker *w)
 {
 	const struct meas *m = w->m;
 	unsigned long iter = 0;
@@ -178,13 +93,14 @@ void run_pipe(struct worker *w)
 	}
 }
 
-const size_t pipe_sizes[2] = { 64 * KIB, 1 * MIB };
+static const size_t pipe_sizes[] = { 64 * KIB, 1 * MIB };
 
-void splice_group(const char *test, enum sink_kind sink, size_t size,
-		  int threads)
+static void splice_group(const char *test, enum sink_kind sink, size_t size,
+			 int threads)
 {
 	struct meas m = {
 		.test = test, .sink = sink, .size = size, .threads = threads,
+		.setup = setup_pipe, .run = run_pipe,
 	};
 	const struct result *d, *ref = NULL, *pat = NULL, *p;
 
@@ -198,3 +114,22 @@ void splice_group(const char *test, enum sink_kind sink, size_t size,
 	print_rows(d, ref, p, pat, &p, 1);
 }
 
+void bench_splice(const int *threads, int n)
+{
+	static const struct {
+		const char *test;
+		enum sink_kind sink;
+	} sinks[] = {
+		{ "splice-null", SINK_NULL },
+		{ "splice-reader", SINK_READER },
+		{ "splice-self", SINK_DEV },
+	};
+	unsigned int i, s;
+	int t;
+
+	for (i = 0; i < ARRAY_SIZE(sinks); i++)
+		for (s = 0; s < ARRAY_SIZE(pipe_sizes); s++)
+			for (t = 0; t < n; t++)
+				splice_group(sinks[i].test, sinks[i].sink,
+					     pipe_sizes[s], threads[t]);
+}

@@ -147,7 +147,7 @@ out:
 }
 
 /* A loopback TCP connection, the first bytes checked, the receiver. */
-void setup_tcp(struct worker *w)
+static void setup_tcp(struct worker *w)
 {
 	const struct meas *m = w->m;
 	const char *what = "";
@@ -165,7 +165,7 @@ void setup_tcp(struct worker *w)
 	if (w->rsock < 0 ||
 	    !make_pipe(w, &w->rpipe_r, &w->rpipe_w, m->size))
 		return;
-	w->rnull = open(null_path, O_WRONLY | O_CLOEXEC);
+	w->rnull = open(zcb.null_path, O_WRONLY | O_CLOEXEC);
 	if (w->rnull < 0) {
 		fail_sys(w, "open /dev/null");
 		return;
@@ -216,7 +216,7 @@ void setup_tcp(struct worker *w)
 	start_reader(w, receiver_main, "pthread_create(receiver)");
 }
 
-void run_tcp(struct worker *w)
+static void run_tcp(struct worker *w)
 {
 	const struct meas *m = w->m;
 	unsigned long iter = 0;
@@ -247,12 +247,12 @@ void run_tcp(struct worker *w)
  * loopback TCP socket.  The peers, send() and send(MSG_ZEROCOPY) of a
  * zeroed buffer, are measured with tcp-sendfile and compared with both.
  */
-void tcp_group(const char *test, enum kind kind, size_t size,
-	       int threads)
+static void tcp_group(const char *test, enum kind kind, size_t size,
+		      int threads)
 {
 	struct meas m = {
 		.test = test, .kind = kind, .sink = SINK_TCP, .size = size,
-		.threads = threads,
+		.threads = threads, .setup = setup_tcp, .run = run_tcp,
 	};
 	const struct result *d, *ref, *pat = NULL, *p, *pz = NULL, *own[2];
 	bool own_peer = kind == K_SENDFILE;
@@ -274,3 +274,27 @@ void tcp_group(const char *test, enum kind kind, size_t size,
 	print_rows(d, ref, p, pat, own, own_peer ? 2 : 0);
 }
 
+void bench_tcp(const int *threads, int n)
+{
+	static const size_t sizes[] = { 64 * KIB, 1 * MIB };
+	static const struct {
+		const char *test;
+		enum kind kind;
+	} tests[] = {
+		{ "tcp-sendfile", K_SENDFILE },
+		{ "tcp-splice", K_SPLICE },
+	};
+	unsigned int i, s;
+	int t;
+
+	for (i = 0; i < ARRAY_SIZE(tests); i++)
+		for (s = 0; s < ARRAY_SIZE(sizes); s++)
+			for (t = 0; t < n; t++)
+				tcp_group(tests[i].test, tests[i].kind,
+					  sizes[s], threads[t]);
+}
+
+void header_tcp(void)
+{
+	printf("tcp:     loopback; a receiver thread splices to /dev/null, in the time\n");
+}

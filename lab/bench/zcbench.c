@@ -64,39 +64,21 @@
 
 #include "zcbench.h"
 
-const char *dev_path = "/dev/zczero";
-const char *ref_path = "/dev/zero";
-const char *patch_path;		/* -z: the zero-page patch's loop */
-const char *null_path = "/dev/null";
-const char *dev_label, *ref_label, *machine_label;
-const char *noverdict_note;	/* -V */
-unsigned long long opt_bytes = 256 * MIB;
-unsigned long long opt_map = GIB;
-double opt_seconds = 30.0;
-int opt_threads;
-int opt_repeat = 1;
-bool opt_instr;
-bool do_splice = true, do_read = true, do_uring = true;
-bool do_tcp = true, do_mmap = true;
+/* The table of benchmarks, in the order they run; -T picks by name */
+static const struct bench {
+	const char *name;
+	void (*run)(const int *threads, int n);
+	void (*header)(void);		/* lines of its own in the header */
+} benches[] = {
+	{ "splice",	bench_splice,	NULL },
+	{ "tcp",	bench_tcp,	header_tcp },
+	{ "read",	bench_read,	NULL },
+	{ "uring",	bench_uring,	header_uring },
+	{ "mmap",	bench_mmap,	header_mmap },
+};
 
-static void thp_mode(char *buf, size_t len)
-{
-	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
-	char line[128], *a, *b;
-
-	snprintf(buf, len, "none");
-	if (!f)
-		return;
-	if (fgets(line, sizeof(line), f)) {
-		a = strchr(line, '[');
-		b = a ? strchr(a, ']') : NULL;
-		if (a && b) {
-			*b = '\0';
-			snprintf(buf, len, "%s", a + 1);
-		}
-	}
-	fclose(f);
-}
+static bool selected[ARRAY_SIZE(benches)];
+static int opt_threads;		/* -t */
 
 static void cpu_info(char *model, size_t len, char *flags, size_t flen)
 {
@@ -221,17 +203,15 @@ static bool parse_int(const char *s, int lo, int hi, int *out)
 
 static bool parse_tests(char *s)
 {
-	static const char *const names[] = { "splice", "tcp", "read", "uring", "mmap" };
-	bool *const flags[] = { &do_splice, &do_tcp, &do_read, &do_uring, &do_mmap };
+	const char *names[ARRAY_SIZE(benches)];
+	bool *flags[ARRAY_SIZE(benches)];
+	unsigned int i;
 
-	return parse_list(s, names, flags, ARRAY_SIZE(names));
-}
-
-static const char *base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-
-	return s ? s + 1 : path;
+	for (i = 0; i < ARRAY_SIZE(benches); i++) {
+		names[i] = benches[i].name;
+		flags[i] = &selected[i];
+	}
+	return parse_list(s, names, flags, ARRAY_SIZE(benches));
 }
 
 /* An option that takes a string as it is: whether c is one, and it set */
@@ -241,8 +221,9 @@ static bool text_option(int c, const char *arg, const char **csv_path)
 		int opt;
 		const char **to;
 	} opts[] = {
-		{ 'd', &dev_path }, { 'r', &ref_path }, { 'z', &patch_path },
-		{ 'm', &machine_label }, { 'c', csv_path },
+		{ 'd', &zcb.dev_path }, { 'r', &zcb.ref_path },
+		{ 'z', &zcb.patch_path }, { 'm', &zcb.machine_label },
+		{ 'c', csv_path },
 	};
 	unsigned int i;
 
@@ -261,9 +242,12 @@ static const char *parse_options(int argc, char **argv)
 	const char *csv_path = NULL;
 	bool bytes_set = false, quick = false;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned int i;
 	int c;
 
 	opt_threads = ncpu > 0 ? ncpu : 1;
+	for (i = 0; i < ARRAY_SIZE(benches); i++)
+		selected[i] = true;
 	while ((c = getopt(argc, argv, "d:r:z:t:b:s:n:qc:m:T:iM:V:h")) != -1) {
 		bool ok = true;
 
@@ -274,30 +258,30 @@ static const char *parse_options(int argc, char **argv)
 			quick = true;
 			break;
 		case 'i':
-			opt_instr = true;
+			zcb.instr = true;
 			break;
 		case 't':
 			ok = parse_int(optarg, 1, 1024, &opt_threads);
 			break;
 		case 's':
-			ok = parse_num(optarg, 0.001, 86400, &opt_seconds);
+			ok = parse_num(optarg, 0.001, 86400, &zcb.seconds);
 			break;
 		case 'n':
-			ok = parse_int(optarg, 1, 100, &opt_repeat);
+			ok = parse_int(optarg, 1, 100, &zcb.repeat);
 			break;
 		case 'T':
 			ok = parse_tests(optarg);
 			break;
 		case 'b':
-			ok = parse_bytes(optarg, &opt_bytes);
+			ok = parse_bytes(optarg, &zcb.bytes);
 			bytes_set = true;
 			break;
 		case 'M':
-			ok = parse_bytes(optarg, &opt_map) && opt_map >= MAP_CHECK_LEN;
+			ok = parse_bytes(optarg, &zcb.map) && zcb.map >= MAP_CHECK_LEN;
 			break;
 		case 'V':
 			ok = *optarg && !strchr(optarg, ',');
-			noverdict_note = optarg;
+			zcb.noverdict_note = optarg;
 			break;
 		default:
 			ok = false;
@@ -308,43 +292,17 @@ static const char *parse_options(int argc, char **argv)
 	if (optind != argc)
 		usage_exit(argv[0]);
 	if (quick && !bytes_set)
-		opt_bytes = 32 * MIB;
+		zcb.bytes = 32 * MIB;
 	return csv_path;
-}
-
-/* The devices' labels, and the ratio columns' headers */
-static void labels(void)
-{
-	dev_label = base_name(dev_path);
-	ref_label = base_name(ref_path);
-	if (!strcmp(dev_label, ref_label)) {
-		/* e.g. -d /dev/zero to exercise the code paths natively */
-		static char dl[64], rl[64];
-
-		snprintf(dl, sizeof(dl), "%.50s(dev)", dev_label);
-		snprintf(rl, sizeof(rl), "%.50s(ref)", ref_label);
-		dev_label = dl;
-		ref_label = rl;
-	}
-	snprintf(ratio_ref_hdr, sizeof(ratio_ref_hdr), "%.20s/%.20s",
-		 dev_label, ref_label);
-	snprintf(ratio_peer_hdr, sizeof(ratio_peer_hdr), "%.20s/peer",
-		 dev_label);
-	snprintf(ratio_patch_hdr, sizeof(ratio_patch_hdr), "%.20s/%s",
-		 dev_label, PATCH_LABEL);
-	ratio_w = strlen(ratio_ref_hdr);
-	if ((int)strlen(ratio_peer_hdr) > ratio_w)
-		ratio_w = strlen(ratio_peer_hdr);
-	if (patch_path && (int)strlen(ratio_patch_hdr) > ratio_w)
-		ratio_w = strlen(ratio_patch_hdr);
 }
 
 /* What was measured, where and how: the lines above the table */
 static void banner(void)
 {
-	char model[256], flags[64], date[64], thp[32];
+	char model[256], flags[64], date[64];
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	struct utsname uts;
+	unsigned int i;
 	time_t t;
 
 	if (uname(&uts))
@@ -352,127 +310,56 @@ static void banner(void)
 	cpu_info(model, sizeof(model), flags, sizeof(flags));
 	t = time(NULL);
 	strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S %Z", localtime(&t));
-	if (do_uring)
-		probe_uring();
 
 	printf("zcbench: %s vs %s; peers vmsplice (pipes), memset (reads), send (tcp)\n",
-	       dev_path, ref_path);
-	if (patch_path)
+	       zcb.dev_path, zcb.ref_path);
+	if (zcb.patch_path)
 		printf("patch:   %s as %s, the zero-page splice proposed for /dev/zero\n",
-		       patch_path, PATCH_LABEL);
-	if (do_tcp)
-		printf("tcp:     loopback; a receiver thread splices to /dev/null, in the time\n");
-	printf("machine: %s\n", machine_label ? machine_label : "(no -m label)");
+		       zcb.patch_path, PATCH_LABEL);
+	printf("machine: %s\n", zcb.machine_label ? zcb.machine_label : "(no -m label)");
 	printf("kernel:  %s %s\n", uts.release, uts.machine);
 	printf("cpu:     %s (%ld online; flags:%s)\n", model, ncpu, flags);
 	printf("date:    %s\n", date);
 	printf("run:     %llu bytes per measurement over all threads, cap %.0f s, ",
-	       opt_bytes, opt_seconds);
-	printf("best of %d; threads up to %d\n", opt_repeat, opt_threads);
-	if (do_uring && !uring_ok)
-		printf("io_uring: unavailable (%s); io_uring rows skipped\n",
-		       uring_msg);
-	if (opt_instr) {
+	       zcb.bytes, zcb.seconds);
+	printf("best of %d; threads up to %d\n", zcb.repeat, opt_threads);
+	if (zcb.instr) {
 		printf("instr/B: guest ns per byte; instructions per byte under -icount shift=0 ");
 		printf("(threads=1 rows)\n");
 	}
-	if (noverdict_note && (do_read || do_uring))
-		printf("reads:   [%s]: %s\n", noverdict_note,
+	if (zcb.noverdict_note)
+		printf("reads:   [%s]: %s\n", zcb.noverdict_note,
 		       "figures kept, no ratios, left out of the plots");
-	if (do_mmap) {
-		thp_mode(thp, sizeof(thp));
-		printf("mmap:    %llu bytes MAP_PRIVATE, MADV_HUGEPAGE, ", opt_map);
-		printf("a byte written per %lu; THP %s\n", TOUCH_STRIDE, thp);
-	}
+	for (i = 0; i < ARRAY_SIZE(benches); i++)
+		if (selected[i] && benches[i].header)
+			benches[i].header();
 	printf("GB/s = 1e9 bytes/s; ratios on %s rows: vs %s, vs the user-space peer%s\n\n",
-	       dev_label, ref_label, patch_path ? ", vs " PATCH_LABEL : "");
+	       zcb.dev_label, zcb.ref_label, zcb.patch_path ? ", vs " PATCH_LABEL : "");
 }
 
-/* Every benchmark asked for, for each size and each thread count */
+/* Every benchmark asked for, at 1, 2, 4, ... threads up to -t */
 static void run_benchmarks(void)
 {
-	static const struct {
-		const char *test;
-		enum sink_kind sink;
-	} sinks[] = {
-		{ "splice-null", SINK_NULL },
-		{ "splice-reader", SINK_READER },
-		{ "splice-self", SINK_DEV },
-	};
-	int nthr[32], nn = 0, i, s, ti;
+	int threads[32], n = 0, t;
+	unsigned int i;
 
-	for (i = 1; i < opt_threads && nn < 31; i *= 2)
-		nthr[nn++] = i;
-	nthr[nn++] = opt_threads;
-	if (do_splice) {
-		for (i = 0; i < 3; i++)
-			for (s = 0; s < 2; s++)
-				for (ti = 0; ti < nn; ti++)
-					splice_group(sinks[i].test,
-						     sinks[i].sink,
-						     pipe_sizes[s], nthr[ti]);
-	}
-	if (do_tcp) {
-		for (s = 0; s < 2; s++)
-			for (ti = 0; ti < nn; ti++)
-				tcp_group("tcp-sendfile", K_SENDFILE,
-					  pipe_sizes[s], nthr[ti]);
-		for (s = 0; s < 2; s++)
-			for (ti = 0; ti < nn; ti++)
-				tcp_group("tcp-splice", K_SPLICE,
-					  pipe_sizes[s], nthr[ti]);
-	}
-	if (do_read || do_uring) {
-		for (s = 0; s < 4; s++)
-			for (ti = 0; ti < nn; ti++)
-				read_group("read", K_READ, 0, read_sizes[s],
-					   nthr[ti]);
-	}
-	if (do_uring && uring_ok) {
-		for (s = 0; s < 4; s++)
-			for (ti = 0; ti < nn; ti++)
-				read_group("uring-qd1", K_URING, 1,
-					   read_sizes[s], nthr[ti]);
-		for (s = 0; s < 4; s++)
-			for (ti = 0; ti < nn; ti++)
-				read_group("uring-qd32", K_URING, 32,
-					   read_sizes[s], nthr[ti]);
-	}
-
-	if (do_mmap)
-		map_group();
+	for (t = 1; t < opt_threads && n < 31; t *= 2)
+		threads[n++] = t;
+	threads[n++] = opt_threads;
+	for (i = 0; i < ARRAY_SIZE(benches); i++)
+		if (selected[i])
+			benches[i].run(threads, n);
 }
 
 int main(int argc, char **argv)
 {
 	const char *csv_path = parse_options(argc, argv);
 
-	signal(SIGPIPE, SIG_IGN);
-	signal(SIGALRM, watchdog);
-	labels();
-	if (csv_path) {
-		csv = fopen(csv_path, "w");
-		if (!csv) {
-			fprintf(stderr, "zcbench: fopen %s: %s\n", csv_path,
-				strerror(errno));
-			return 1;
-		}
-		fprintf(csv, "%s\n", CSV_HEADER);
-	}
-	if (do_uring)
-		probe_uring();
+	if (!zcb_begin(csv_path))
+		return 1;
 	banner();
-	print_header_row();
+	zcb_header_row();
 	fflush(stdout);
 	run_benchmarks();
-	if (csv && fclose(csv)) {
-		fprintf(stderr, "zcbench: fclose %s: %s\n", csv_path,
-			strerror(errno));
-		return 1;
-	}
-	if (nerrors) {
-		fprintf(stderr, "zcbench: %d measurement(s) failed\n", nerrors);
-		return 1;
-	}
-	return 0;
+	return zcb_end();
 }

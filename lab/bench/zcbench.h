@@ -1,13 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * zcbench: what its files share.  One file per benchmark, as
- * tools/perf/bench has them, over one engine:
+ * zcbench: its library's interface and its benchmarks' entry points.  As
+ * tools/perf/bench has them: zcbench.c holds the options and the table of
+ * benchmarks; each benchmark is a file of its own that calls only the
+ * library, never another benchmark; the library calls no benchmark.
  *
- *   zcbench.c     options, the header, the list of benchmarks (main)
- *   zcb_run.c     the engine: workers, one measurement, rows, the CSV
+ *   zcbench.c     options, the header, the table of benchmarks (main)
+ *   library:
+ *   zcb_run.c     the configuration, workers, one measurement, rows, the CSV
+ *   zcb_pipe.c    pipes: make one, fill it, drain it, a reader's splice
+ *   benchmarks:
  *   zcb_splice.c  splice-null, splice-reader, splice-self
  *   zcb_tcp.c     tcp-sendfile, tcp-splice
- *   zcb_read.c    read, uring-qd1, uring-qd32
+ *   zcb_read.c    read; uring-qd1, uring-qd32
  *   zcb_mmap.c    mmap-touch
  *
  * The CSV's columns are csv.h's, shared with clearbench and read by name.
@@ -91,6 +96,12 @@ struct result {
 	long long anon_huge_kb;		/* AnonHugePages of the VMA */
 };
 
+struct worker;
+
+/*
+ * One measurement: its row, and how each of its workers is set up and
+ * run (the benchmark's functions; the library tears every worker down).
+ */
 struct meas {
 	const char *test;
 	const char *label;
@@ -100,6 +111,9 @@ struct meas {
 	size_t size;		/* pipe size or buffer size */
 	unsigned int qd;	/* io_uring queue depth */
 	int threads;
+	bool reads;		/* whole buffers of size, at least MIN_OPS; -V */
+	void (*setup)(struct worker *w);
+	void (*run)(struct worker *w);
 };
 
 struct worker {
@@ -137,22 +151,32 @@ struct worker {
 	char reader_msg[MSG_LEN];
 };
 
-/* The options (zcbench.c) */
-extern const char *dev_path, *ref_path, *patch_path, *null_path;
-extern const char *dev_label, *ref_label, *machine_label;
-extern const char *noverdict_note;	/* -V */
-extern unsigned long long opt_bytes, opt_map;
-extern double opt_seconds;
-extern int opt_threads, opt_repeat;
-extern bool opt_instr;
-extern bool do_splice, do_read, do_uring, do_tcp, do_mmap;
+/*
+ * The library (zcb_run.c, zcb_pipe.c)
+ *
+ * What zcbench.c's options set, before zcb_begin(); benchmarks read it.
+ */
+struct zcb_config {
+	const char *dev_path, *ref_path, *null_path;
+	const char *patch_path;		/* -z: the zero-page patch's loop */
+	const char *machine_label;	/* -m */
+	const char *noverdict_note;	/* -V */
+	unsigned long long bytes;	/* -b: per measurement, all threads */
+	unsigned long long map;		/* -M: mmap-touch's mapping */
+	double seconds;			/* -s: the cap of a measurement */
+	int repeat;			/* -n */
+	bool instr;			/* -i */
+	/* set by zcb_begin() */
+	const char *dev_label, *ref_label;
+	bool uring_ok;			/* io_uring_queue_init() works here */
+	char uring_msg[MSG_LEN];	/* if not, why */
+};
 
-/* The engine (zcb_run.c) */
-extern FILE *csv;
-extern int nerrors;
-extern double deadline;
-extern char ratio_ref_hdr[64], ratio_peer_hdr[64], ratio_patch_hdr[64];
-extern int ratio_w;
+extern struct zcb_config zcb;
+
+bool zcb_begin(const char *csv_path);
+void zcb_header_row(void);
+int zcb_end(void);
 bool claim_status(enum status *st, enum status s);
 /*
  * Record a failure and its message, unless one is already recorded.  The
@@ -168,50 +192,42 @@ void fail_sys(struct worker *w, const char *name);
 bool check_zero(struct worker *w, const void *p, size_t len, const char *what);
 bool read_zeros_back(struct worker *w, int fd, size_t n, const char *what);
 void *alloc_buf(struct worker *w, size_t len);
+int open_dev(struct worker *w, const char *path, int flags);
+bool absent_errno(int err);
 bool moved(struct worker *w, ssize_t n, const char *what);
 bool start_reader(struct worker *w, void *(*fn)(void *), const char *what);
+double start_clock(void);
 bool time_up(unsigned long iter);
-void watchdog(int sig);
 double gbps(const struct result *r);
 const struct result *find(const char *test, const char *label, size_t size,
 			  int threads);
-void print_header_row(void);
 void print_rows(const struct result *d, const struct result *ref,
 		const struct result *peer, const struct result *pat,
 		const struct result *more[], unsigned int nmore);
-void print_row(const struct result *r, const struct result *ref,
-	       const struct result *peer, const struct result *pat);
 const struct result *best_of(void (*once)(const void *arg, struct result *r),
 			     const void *arg);
 const struct result *do_meas(const struct meas *m);
 void meas_sources(struct meas *m, const struct result **d,
 		  const struct result **ref, const struct result **pat);
-const struct result *skip_meas(const struct meas *m, enum status st,
-			       const char *msg);
 
-/* The benchmarks: each measures its rows, and sets up and runs a worker */
-extern const size_t pipe_sizes[2], read_sizes[4];
+bool make_pipe(struct worker *w, int *rd, int *wr, size_t size);
 ssize_t fill(struct worker *w, size_t len);
 bool drain(struct worker *w, size_t len);
 ssize_t reader_splice(struct worker *w, int in, int out, size_t len,
 		      const char *what);
-int open_dev(struct worker *w, const char *path, int flags);
-void splice_group(const char *test, enum sink_kind sink, size_t size, int threads);
-bool make_pipe(struct worker *w, int *rd, int *wr, size_t size);
-void setup_pipe(struct worker *w);
-void run_pipe(struct worker *w);
-void tcp_group(const char *test, enum kind kind, size_t size, int threads);
-void setup_tcp(struct worker *w);
-void run_tcp(struct worker *w);
-void read_group(const char *test, enum kind kind, unsigned int qd,
-		size_t size, int threads);
-void probe_uring(void);
-extern bool uring_ok;
-extern char uring_msg[MSG_LEN];
-void setup_read(struct worker *w);
-void setup_uring(struct worker *w);
-void run_read(struct worker *w);
-void run_uring(struct worker *w);
-void map_group(void);
+
+/*
+ * The benchmarks, zcbench.c's table: each measures its rows for every
+ * thread count of @threads (@n of them), and may print lines of its own
+ * in the header first.
+ */
+void bench_splice(const int *threads, int n);
+void bench_tcp(const int *threads, int n);
+void header_tcp(void);
+void bench_read(const int *threads, int n);
+void bench_uring(const int *threads, int n);
+void header_uring(void);
+void bench_mmap(const int *threads, int n);
+void header_mmap(void);
 
 #endif /* ZCBENCH_H */

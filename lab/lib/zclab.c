@@ -183,13 +183,13 @@ bool module_busy_errno(int err)
 }
 
 /*
- * Whether an open failed because zcdev is away: no node (ENOENT), a node
- * whose region is gone or going (ENXIO, from chrdev_open()), or zcdev not
- * live yet (ENODEV, from zc_open()).
+ * Whether an open failed because zcdev is away: no node (ENOENT), or a
+ * node whose character device is not added yet or gone (ENXIO, from
+ * chrdev_open()).
  */
 bool away_errno(int err)
 {
-	return err == ENOENT || err == ENXIO || err == ENODEV;
+	return err == ENOENT || err == ENXIO;
 }
 
 /*

@@ -23,10 +23,10 @@
  *    reported with the sequence that led to it;
  *  - as root with ZCDEV_KO naming the module file, a thread of its own
  *    unloads (delete_module, O_NONBLOCK) and reloads zcdev while the
- *    others work: an open that meets the gap fails with ENOENT, ENXIO or
- *    ENODEV, which is counted, not a violation.  Every few seconds it
- *    stops the workers between two sequences, when they hold no file, no
- *    mapping and no pipe: zcdev must then unload within 5 s; it comes
+ *    others work: an open that meets the gap fails with ENOENT or ENXIO,
+ *    which is counted, not a violation.  Every few seconds it stops the
+ *    workers between two sequences, when they hold no file, no mapping
+ *    and no pipe: zcdev must then unload within 5 s; it comes
  *    back as they go on, or goes again as they go on, their first opens
  *    racing with it.
  *    At the end, all closed, it must unload once more, and is loaded again
@@ -60,10 +60,25 @@
 
 #include "zcdev_fuzz.h"
 
-struct fuzz_run fz = {
-	.seed = 1,
-	.seconds = 10,
-	.threads = 3,
+/* The rest of the options (fzc has the others), and what the run's own threads share */
+static struct {
+	unsigned long long max_seqs;	/* 0: no bound */
+	bool verbose, other_devs;
+	unsigned int replay_thread;
+	unsigned long long replay_seq;
+	const char *ko;
+	long long start;
+
+	unsigned long long seqs_begun;	/* the __atomic_* builtins */
+	unsigned long long unloads, quiesced_unloads, raced_unloads, busy;
+	long long unload_wait_max;	/* ms an idle zcdev took to unload */
+
+	pthread_mutex_t lock;		/* the fields below */
+	pthread_cond_t cond;
+	bool quiesce;			/* workers are to park between sequences */
+	int mod_done;			/* the module thread has finished */
+	unsigned int parked;		/* parked workers, and finished ones */
+} run = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.cond = PTHREAD_COND_INITIALIZER,
 };
@@ -139,7 +154,7 @@ static void seq_finish(struct worker *w)
 /* The PRNG of sequence q of thread t: all that a replay needs */
 static unsigned long long seq_seed(unsigned int t, unsigned long long q)
 {
-	return fz_mix(fz_mix(fz.seed) ^ fz_mix(((unsigned long long)t << 48) ^ q));
+	return fz_mix(fz_mix(fzc.seed) ^ fz_mix(((unsigned long long)t << 48) ^ q));
 }
 
 static void op_zerocheck(struct worker *w, const struct draws *dr)
@@ -228,7 +243,7 @@ static void run_sequence(struct worker *w, unsigned long long q)
 		dr.more = fz_next(&w->rng);
 		ops[op].run(w, &dr);
 		__atomic_add_fetch(&w->count[op], 1, __ATOMIC_RELAXED);
-		if (__atomic_load_n(&fz.stop, __ATOMIC_ACQUIRE))
+		if (stopped())
 			break;	/* a violation elsewhere: finish soon */
 		if (!w->violated)
 			step_check(w);
@@ -236,27 +251,27 @@ static void run_sequence(struct worker *w, unsigned long long q)
 out:
 	seq_finish(w);
 	__atomic_add_fetch(&w->seqs, 1, __ATOMIC_RELAXED);
-	if (fz.verbose || fz.replay) {
-		pthread_mutex_lock(&fz.lock);
+	if (run.verbose || fzc.replay) {
+		fz_out_lock();
 		printf("# thread %u sequence %llu:\n", w->id, q);
 		print_log(w);
 		fflush(stdout);
-		pthread_mutex_unlock(&fz.lock);
+		fz_out_unlock();
 	}
 }
 
 /* Between sequences: park while the module thread wants every file closed */
 static void quiesce_point(void)
 {
-	pthread_mutex_lock(&fz.lock);
-	if (fz.quiesce) {
-		fz.parked++;
-		pthread_cond_broadcast(&fz.cond);
-		while (fz.quiesce)
-			pthread_cond_wait(&fz.cond, &fz.lock);
-		fz.parked--;
+	pthread_mutex_lock(&run.lock);
+	if (run.quiesce) {
+		run.parked++;
+		pthread_cond_broadcast(&run.cond);
+		while (run.quiesce)
+			pthread_cond_wait(&run.cond, &run.lock);
+		run.parked--;
 	}
-	pthread_mutex_unlock(&fz.lock);
+	pthread_mutex_unlock(&run.lock);
 }
 
 static void *worker_main(void *arg)
@@ -264,23 +279,23 @@ static void *worker_main(void *arg)
 	struct worker *w = arg;
 	unsigned long long q;
 
-	if (fz.replay)
-		run_sequence(w, fz.replay_seq);
-	for (q = 0; !fz.replay && !stopping(); q++) {
+	if (fzc.replay)
+		run_sequence(w, run.replay_seq);
+	for (q = 0; !fzc.replay && !stopping(); q++) {
 		quiesce_point();
 		if (stopping())
 			break;
-		if (fz.max_seqs &&
-		    __atomic_fetch_add(&fz.seqs_begun, 1, __ATOMIC_SEQ_CST) >= fz.max_seqs)
+		if (run.max_seqs &&
+		    __atomic_fetch_add(&run.seqs_begun, 1, __ATOMIC_SEQ_CST) >= run.max_seqs)
 			break;
 		run_sequence(w, q);
 	}
 	/* a finished worker counts as parked for good */
 	__atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
-	pthread_mutex_lock(&fz.lock);
-	fz.parked++;
-	pthread_cond_broadcast(&fz.cond);
-	pthread_mutex_unlock(&fz.lock);
+	pthread_mutex_lock(&run.lock);
+	run.parked++;
+	pthread_cond_broadcast(&run.cond);
+	pthread_mutex_unlock(&run.lock);
 	return NULL;
 }
 
@@ -292,17 +307,17 @@ static int unload_within(unsigned int ms)
 	long long start = now_ms();
 	int err = unload_module(ms);
 
-	if (!err && now_ms() - start > fz.unload_wait_max)
-		fz.unload_wait_max = now_ms() - start;
+	if (!err && now_ms() - start > run.unload_wait_max)
+		run.unload_wait_max = now_ms() - start;
 	return err;
 }
 
 static void reload(void)
 {
-	int err = load_module(fz.ko, "");
+	int err = load_module(run.ko, "");
 
 	if (err)
-		fz_fail(NULL, "reloading %s: %s", fz.ko, strerror(err));
+		fz_fail(NULL, "reloading %s: %s", run.ko, strerror(err));
 }
 
 /*
@@ -321,24 +336,24 @@ static void quiesced_unload(unsigned long long *rng, bool race)
 	long long end;
 	int err;
 
-	pthread_mutex_lock(&fz.lock);
-	fz.quiesce = true;
-	while (fz.parked < fz.threads)
-		pthread_cond_wait(&fz.cond, &fz.lock);
-	pthread_mutex_unlock(&fz.lock);
+	pthread_mutex_lock(&run.lock);
+	run.quiesce = true;
+	while (run.parked < fzc.threads)
+		pthread_cond_wait(&run.cond, &run.lock);
+	pthread_mutex_unlock(&run.lock);
 
 	win_open();
 	err = unload_within(UNLOAD_MS);
 	if (!err) {
-		__atomic_add_fetch(&fz.quiesced_unloads, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&run.quiesced_unloads, 1, __ATOMIC_RELAXED);
 		if (race)
 			reload();
 	}
 
-	pthread_mutex_lock(&fz.lock);
-	fz.quiesce = false;
-	pthread_cond_broadcast(&fz.cond);
-	pthread_mutex_unlock(&fz.lock);
+	pthread_mutex_lock(&run.lock);
+	run.quiesce = false;
+	pthread_cond_broadcast(&run.cond);
+	pthread_mutex_unlock(&run.lock);
 
 	if (err) {
 		fz_fail(NULL,
@@ -350,7 +365,7 @@ static void quiesced_unload(unsigned long long *rng, bool race)
 	} else {
 		for (end = now_ms() + 200; now_ms() < end;) {
 			if (!delete_module(MODNAME)) {
-				__atomic_add_fetch(&fz.raced_unloads, 1, __ATOMIC_RELAXED);
+				__atomic_add_fetch(&run.raced_unloads, 1, __ATOMIC_RELAXED);
 				sleep_ms(fz_next(rng) % 50);
 				reload();
 				break;
@@ -366,7 +381,7 @@ static void quiesced_unload(unsigned long long *rng, bool race)
 
 static void *module_main(void *arg)
 {
-	unsigned long long rng = fz_mix(fz.seed ^ 0x6d6f64756c65ULL);
+	unsigned long long rng = fz_mix(fzc.seed ^ 0x6d6f64756c65ULL);
 	long long last = now_ms();
 	bool race = false;
 
@@ -384,17 +399,17 @@ static void *module_main(void *arg)
 		/* mostly EWOULDBLOCK: the workers hold files and buffers */
 		win_open();
 		if (!delete_module(MODNAME)) {
-			__atomic_add_fetch(&fz.unloads, 1, __ATOMIC_RELAXED);
+			__atomic_add_fetch(&run.unloads, 1, __ATOMIC_RELAXED);
 			sleep_ms(fz_next(&rng) % 50);
 			reload();
 		} else if (module_busy_errno(errno)) {
-			__atomic_add_fetch(&fz.busy, 1, __ATOMIC_RELAXED);
+			__atomic_add_fetch(&run.busy, 1, __ATOMIC_RELAXED);
 		} else {
 			fz_fail(NULL, "delete_module: %s", strerror(errno));
 		}
 		win_close();
 	}
-	__atomic_store_n(&fz.mod_done, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&run.mod_done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
 
@@ -408,7 +423,7 @@ static void totals(struct worker **w, unsigned long long *nops,
 
 	*nops = 0;
 	*nseqs = 0;
-	for (i = 0; i < fz.threads; i++) {
+	for (i = 0; i < fzc.threads; i++) {
 		for (k = 0; k < OP_NR; k++)
 			*nops += __atomic_load_n(&w[i]->count[k], __ATOMIC_RELAXED);
 		*nseqs += __atomic_load_n(&w[i]->seqs, __ATOMIC_RELAXED);
@@ -421,16 +436,16 @@ static void stuck(struct worker **w)
 	unsigned long long nops, nseqs;
 	unsigned int i;
 
-	for (i = 0; i < fz.threads; i++)
+	for (i = 0; i < fzc.threads; i++)
 		if (!__atomic_load_n(&w[i]->done, __ATOMIC_ACQUIRE))
 			fz_fail(w[i], "still running %u s after the end: %s",
 				HANG_MS / 1000, "its last operation never returned");
-	if (fz.mod_ops && !__atomic_load_n(&fz.mod_done, __ATOMIC_ACQUIRE))
+	if (fzc.mod_ops && !__atomic_load_n(&run.mod_done, __ATOMIC_ACQUIRE))
 		fz_fail(NULL, "the module thread still runs %u s after the end: %s",
 			HANG_MS / 1000, "delete_module or finit_module never returned");
 	totals(w, &nops, &nseqs);
 	printf("%llu operations, %llu sequences, seed %llu, %u violations\n", nops, nseqs,
-	       fz.seed, fz.violations);
+	       fzc.seed, fz_violations());
 	fflush(stdout);
 	_exit(1);
 }
@@ -462,38 +477,38 @@ static void parse(int argc, char **argv)
 		errno = 0;
 		switch (c) {
 		case 's':
-			fz.seed = strtoull(optarg, &end, 0);
+			fzc.seed = strtoull(optarg, &end, 0);
 			break;
 		case 't':
-			fz.seconds = strtoul(optarg, &end, 0);
+			fzc.seconds = strtoul(optarg, &end, 0);
 			break;
 		case 'n':
-			fz.max_seqs = strtoull(optarg, &end, 0);
+			run.max_seqs = strtoull(optarg, &end, 0);
 			break;
 		case 'j':
-			fz.threads = strtoul(optarg, &end, 0);
-			if (!fz.threads || fz.threads > 64)
+			fzc.threads = strtoul(optarg, &end, 0);
+			if (!fzc.threads || fzc.threads > 64)
 				help(argv[0]);
 			break;
 		case 'r':
-			fz.replay = true;
-			fz.replay_thread = strtoul(optarg, &end, 0);
+			fzc.replay = true;
+			run.replay_thread = strtoul(optarg, &end, 0);
 			if (*end != ':')
 				help(argv[0]);
-			fz.replay_seq = strtoull(end + 1, &end, 0);
+			run.replay_seq = strtoull(end + 1, &end, 0);
 			break;
 		case 'v':
-			fz.verbose = true;
+			run.verbose = true;
 			end = "";
 			break;
 		case 'd':
-			fz.other_devs = true;
-			other_path[ZERO] = optarg;
+			run.other_devs = true;
+			fzc.other_path[ZERO] = optarg;
 			end = strchr(optarg, ',');
 			if (!end)
 				help(argv[0]);
 			*end++ = '\0';
-			other_path[FULL] = end;
+			fzc.other_path[FULL] = end;
 			end = "";
 			break;
 		default:
@@ -526,34 +541,36 @@ static struct worker *worker_new(unsigned int id)
 	w->src = malloc(SRC_MAX);
 	w->dst = malloc(DST_MAX);
 	w->scratch = malloc(BUF_MAX);
-	w->child = mmap(NULL, fz.pg, PROT_READ | PROT_WRITE,
+	w->child = mmap(NULL, fzc.pg, PROT_READ | PROT_WRITE,
 			MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (w->child == MAP_FAILED)
 		return NULL;
 	/* the area, with a PROT_NONE page on either side */
-	map = mmap(NULL, BUF_MAX + 3 * fz.pg, PROT_NONE,
+	map = mmap(NULL, BUF_MAX + 3 * fzc.pg, PROT_NONE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (!w->src || !w->dst || !w->scratch || map == MAP_FAILED ||
-	    mprotect(map + fz.pg, BUF_MAX + fz.pg, PROT_READ | PROT_WRITE))
+	    mprotect(map + fzc.pg, BUF_MAX + fzc.pg, PROT_READ | PROT_WRITE))
 		return NULL;
-	w->area = map + fz.pg;
-	w->area_end = w->area + BUF_MAX + fz.pg;
+	w->area = map + fzc.pg;
+	w->area_end = w->area + BUF_MAX + fzc.pg;
 	return w;
 }
 
 /* The pattern: never a zero byte, and no period of a page */
 static bool pattern_setup(void)
 {
+	unsigned char *pat;
 	size_t i;
 
-	fz.pat = mmap(NULL, PAT_LEN, PROT_READ | PROT_WRITE,
-		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (fz.pat == MAP_FAILED)
+	pat = mmap(NULL, PAT_LEN, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (pat == MAP_FAILED)
 		return false;
 	for (i = 0; i < PAT_LEN; i++)
-		fz.pat[i] = 1 + (i * 7 + (i >> 9) * 13) % 251;
+		pat[i] = 1 + (i * 7 + (i >> 9) * 13) % 251;
+	fzc.pat = pat;
 	/* read-only: pipes may hold its pages (vmsplice), nothing writes it */
-	return !mprotect(fz.pat, PAT_LEN, PROT_READ);
+	return !mprotect(pat, PAT_LEN, PROT_READ);
 }
 
 int main(int argc, char **argv)
@@ -570,55 +587,55 @@ int main(int argc, char **argv)
 		op_total += ops[k].weight;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGPIPE, SIG_IGN);
-	fz.pg = page_size();
-	fz.ko = getenv("ZCDEV_KO");
-	fz.mod_ops = !fz.replay && !fz.other_devs && !geteuid() && fz.ko && *fz.ko;
-	if (fz.replay)
-		fz.threads = 1;
+	fzc.pg = page_size();
+	run.ko = getenv("ZCDEV_KO");
+	fzc.mod_ops = !fzc.replay && !run.other_devs && !geteuid() && run.ko && *run.ko;
+	if (fzc.replay)
+		fzc.threads = 1;
 
 	if (!pattern_setup()) {
 		perror("# the pattern");
 		return 2;
 	}
-	fz.zp = mmap(NULL, fz.pg, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (fz.zp == MAP_FAILED) {
+	fzc.zp = mmap(NULL, fzc.pg, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (fzc.zp == MAP_FAILED) {
 		perror("# mmap");
 		return 2;
 	}
-	printf("# zcdev_fuzz: seed %llu, %u s, %u threads%s\n", fz.seed, fz.seconds, fz.threads,
-	       fz.mod_ops ? ", unloading and reloading zcdev meanwhile" : "");
+	printf("# zcdev_fuzz: seed %llu, %u s, %u threads%s\n", fzc.seed, fzc.seconds, fzc.threads,
+	       fzc.mod_ops ? ", unloading and reloading zcdev meanwhile" : "");
 
 	fd = open(dev_path(ZERO), O_RDONLY | O_CLOEXEC);
-	if (fd < 0 && fz.mod_ops && away_errno(errno)) {
-		err = load_module(fz.ko, "");
+	if (fd < 0 && fzc.mod_ops && away_errno(errno)) {
+		err = load_module(run.ko, "");
 		if (err)
-			printf("# loading %s: %s\n", fz.ko, strerror(err));
+			printf("# loading %s: %s\n", run.ko, strerror(err));
 		fd = open(dev_path(ZERO), O_RDONLY | O_CLOEXEC);
 	}
 	if (fd < 0) {
 		fz_fail(NULL, "%s cannot be opened: %s", dev_path(ZERO), strerror(errno));
-		printf("0 operations, 0 sequences, seed %llu, 1 violations\n", fz.seed);
+		printf("0 operations, 0 sequences, seed %llu, 1 violations\n", fzc.seed);
 		return 1;
 	}
 	close(fd);
-	fz.buf_size = splice_buffer_size(fz.other_devs);
-	fz.large_bufs = fz.buf_size > 4096;
-	if (fz.large_bufs)
+	fzc.buf_size = splice_buffer_size(run.other_devs);
+	fzc.large_bufs = fzc.buf_size > 4096;
+	if (fzc.large_bufs)
 		printf("# zcdev's buffers carry up to %zu bytes: pipes bounded by slots\n",
-		       fz.buf_size);
-	if (not_byte(fz.zp, fz.pg, 0) >= 0)
+		       fzc.buf_size);
+	if (not_byte(fzc.zp, fzc.pg, 0) >= 0)
 		fz_fail(NULL, "the zero page is not zero at the start");
 
-	fz.start = now_ms();
-	fz.deadline = fz.start + fz.seconds * 1000LL;
-	for (i = 0; i < fz.threads; i++) {
-		w[i] = worker_new(fz.replay ? fz.replay_thread : i);
+	run.start = now_ms();
+	fzc.deadline = run.start + fzc.seconds * 1000LL;
+	for (i = 0; i < fzc.threads; i++) {
+		w[i] = worker_new(fzc.replay ? run.replay_thread : i);
 		if (!w[i] || pthread_create(&w[i]->thread, NULL, worker_main, w[i])) {
 			fprintf(stderr, "# thread %u: cannot start\n", i);
 			return 2;
 		}
 	}
-	if (fz.mod_ops && pthread_create(&mod_thread, NULL, module_main, NULL)) {
+	if (fzc.mod_ops && pthread_create(&mod_thread, NULL, module_main, NULL)) {
 		fprintf(stderr, "# the module thread: cannot start\n");
 		return 2;
 	}
@@ -629,41 +646,41 @@ int main(int argc, char **argv)
 	 * done.  Every call here returns in milliseconds: one that has not
 	 * long after the end is stuck, which is a violation too.
 	 */
-	next_progress = fz.start + PROGRESS_MS;
+	next_progress = run.start + PROGRESS_MS;
 	for (;;) {
-		for (i = 0, k = 0; i < fz.threads; i++)
+		for (i = 0, k = 0; i < fzc.threads; i++)
 			k += __atomic_load_n(&w[i]->done, __ATOMIC_ACQUIRE);
-		if (k == fz.threads) {
+		if (k == fzc.threads) {
 			fz_stop();	/* -n: the module thread is to end too */
-			if (!fz.mod_ops || __atomic_load_n(&fz.mod_done, __ATOMIC_ACQUIRE))
+			if (!fzc.mod_ops || __atomic_load_n(&run.mod_done, __ATOMIC_ACQUIRE))
 				break;
 		}
-		if (!fz.replay && now_ms() > fz.deadline + HANG_MS)
+		if (!fzc.replay && now_ms() > fzc.deadline + HANG_MS)
 			stuck(w);
 		sleep_ms(100);
 		if (now_ms() < next_progress)
 			continue;
 		next_progress += PROGRESS_MS;
 		totals(w, &nops, &nseqs);
-		pthread_mutex_lock(&fz.lock);
+		fz_out_lock();
 		printf("# %lld s: %llu operations, %llu sequences, %llu unloads\n",
-		       (now_ms() - fz.start) / 1000, nops, nseqs,
-		       __atomic_load_n(&fz.unloads, __ATOMIC_RELAXED) +
-		       __atomic_load_n(&fz.raced_unloads, __ATOMIC_RELAXED) +
-		       __atomic_load_n(&fz.quiesced_unloads, __ATOMIC_RELAXED));
-		pthread_mutex_unlock(&fz.lock);
+		       (now_ms() - run.start) / 1000, nops, nseqs,
+		       __atomic_load_n(&run.unloads, __ATOMIC_RELAXED) +
+		       __atomic_load_n(&run.raced_unloads, __ATOMIC_RELAXED) +
+		       __atomic_load_n(&run.quiesced_unloads, __ATOMIC_RELAXED));
+		fz_out_unlock();
 	}
 	fz_stop();
-	for (i = 0; i < fz.threads; i++)
+	for (i = 0; i < fzc.threads; i++)
 		pthread_join(w[i]->thread, NULL);
-	if (fz.mod_ops)
+	if (fzc.mod_ops)
 		pthread_join(mod_thread, NULL);
-	secs = now_ms() - fz.start;
+	secs = now_ms() - run.start;
 
 	/* every file closed, every pipe drained: zcdev must go, and come back */
-	if (not_byte(fz.zp, fz.pg, 0) >= 0)
+	if (not_byte(fzc.zp, fzc.pg, 0) >= 0)
 		fz_fail(NULL, "the zero page is not zero at the end");
-	if (fz.mod_ops) {
+	if (fzc.mod_ops) {
 		err = unload_within(UNLOAD_MS);
 		if (err)
 			fz_fail(NULL, "zcdev did not unload within %u ms of the end: %s", UNLOAD_MS,
@@ -674,7 +691,7 @@ int main(int argc, char **argv)
 
 	nops = 0;
 	nseqs = 0;
-	for (i = 0; i < fz.threads; i++) {
+	for (i = 0; i < fzc.threads; i++) {
 		for (k = 0; k < OP_NR; k++) {
 			count[k] += w[i]->count[k];
 			nops += w[i]->count[k];
@@ -687,16 +704,16 @@ int main(int argc, char **argv)
 		printf("%s %s %llu", k ? "," : "", ops[k].name, count[k]);
 	printf("\n# %.1f s, %llu operations a second; %llu opens refused while zcdev was away\n",
 	       secs / 1000.0, secs ? nops * 1000 / secs : 0, refused);
-	if (fz.mod_ops) {
+	if (fzc.mod_ops) {
 		printf("# zcdev unloaded %llu times between sequences,",
-		       fz.quiesced_unloads);
+		       run.quiesced_unloads);
 		printf(" %llu times as they started again, %llu times while in use",
-		       fz.raced_unloads, fz.unloads);
-		printf(" (%llu attempts found it busy)\n", fz.busy);
+		       run.raced_unloads, run.unloads);
+		printf(" (%llu attempts found it busy)\n", run.busy);
 		printf("# the longest an idle zcdev took to unload: %lld ms\n",
-		       fz.unload_wait_max);
+		       run.unload_wait_max);
 	}
-	printf("%llu operations, %llu sequences, seed %llu, %u violations\n", nops, nseqs, fz.seed,
-	       fz.violations);
-	return fz.violations ? 1 : 0;
+	printf("%llu operations, %llu sequences, seed %llu, %u violations\n", nops, nseqs, fzc.seed,
+	       fz_violations());
+	return fz_violations() ? 1 : 0;
 }

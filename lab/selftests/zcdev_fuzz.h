@@ -3,8 +3,9 @@
  * zcdev_fuzz: what its files share (zcdev_fuzz.c says what it does).
  *
  *   zcdev_fuzz.c        the run: sequences, the module thread, main
- *   zcdev_fuzz_check.c  the checks: logs and violations, the slots, the
- *                       invariants after every step, user buffers
+ *   zcdev_fuzz_check.c  the checks: the run as they see it (fzc),
+ *                       logs and violations, the slots, the invariants
+ *                       after every step, user buffers
  *   zcdev_fuzz_ops.c    operations on devices and pipes
  *   zcdev_fuzz_files.c  operations on mappings and files, and fork
  *   pipe_model.c        what a pipe holds, byte for byte
@@ -49,8 +50,7 @@
 
 enum dev_kind { ZERO, FULL };
 
-/* What is fuzzed: zcdev's devices, or others given with -d (other_path) */
-extern const char *other_path[2];
+/* What is fuzzed: zcdev's devices, or others given with -d */
 extern const char * const dev_name[2];
 
 struct dev_slot {
@@ -140,49 +140,42 @@ struct worker {
 	int done;			/* the thread has finished */
 };
 
-/* The run: options, then what the threads share */
-struct fuzz_run {
+/*
+ * The run as the checks and the operations see it, which the checks
+ * (zcdev_fuzz_check.c) hold: zcdev_fuzz.c fills it from the options and
+ * what it finds before any worker starts, and it does not change after.
+ * The checks' own state (the stop, the violations, the module's windows,
+ * the output's lock) is theirs, behind functions.
+ */
+struct fz_conf {
 	unsigned long long seed;
 	unsigned int seconds;
-	unsigned long long max_seqs;	/* 0: no bound */
 	unsigned int threads;
-	bool replay, verbose, other_devs;
-	unsigned int replay_thread;
-	unsigned long long replay_seq;
-
+	bool replay;			/* -r: one sequence, no deadline */
+	bool mod_ops;			/* the module thread unloads and reloads */
+	const char *other_path[2];	/* -d: devices fuzzed instead of zcdev's */
 	size_t pg;
 	size_t buf_size;		/* the most a buffer of a device carries */
 	bool large_bufs;		/* zcdev's: more than a page */
-	const char *ko;
-	bool mod_ops;			/* the module thread unloads and reloads */
-	unsigned char *pat;		/* PAT_LEN bytes, none zero, read-only */
+	const unsigned char *pat;	/* PAT_LEN bytes, none zero, read-only */
 	const unsigned char *zp;	/* a page only ever read: the zero page */
-	long long start, deadline;
-
-	int stop;			/* the __atomic_* builtins */
-	unsigned long long seqs_begun;
-	unsigned int violations;
-	unsigned int win_gen;		/* odd while zcdev may be missing */
-	unsigned long long unloads, quiesced_unloads, raced_unloads, busy;
-	long long unload_wait_max;	/* ms an idle zcdev took to unload */
-
-	pthread_mutex_t lock;		/* output, and the fields below */
-	pthread_cond_t cond;
-	bool quiesce;			/* workers are to park between sequences */
-	int mod_done;			/* the module thread has finished */
-	unsigned int parked;		/* parked workers, and finished ones */
+	long long deadline;		/* now_ms() when the run ends */
 };
 
-extern struct fuzz_run fz;
+extern struct fz_conf fzc;
+unsigned int fz_violations(void);
+void fz_out_lock(void);
+void fz_out_unlock(void);
 
 __printf(3, 4) void log_add(struct worker *w, bool new_line, const char *fmt, ...);
 #define LOG(w, ...)	log_add(w, true, __VA_ARGS__)
 #define LOG_MORE(w, ...)	log_add(w, false, __VA_ARGS__)
 __printf(2, 3) bool fz_fail(struct worker *w, const char *fmt, ...);
 const char *dev_path(int kind);
-/* zcdev_fuzz_check.c */
+/* zcdev_fuzz_check.c: the checks */
 unsigned long long fz_mix(unsigned long long z);
 unsigned long long fz_next(unsigned long long *s);
+bool stopped(void);
 bool stopping(void);
 void fz_stop(void);
 size_t rlen(unsigned long long r, size_t max);

@@ -17,14 +17,41 @@
 
 #include "zcdev_fuzz.h"
 
+struct fz_conf fzc = {
+	.seed = 1,
+	.seconds = 10,
+	.threads = 3,
+};
+
+/* The checks' own state */
+static int stop;			/* the __atomic_* builtins */
+static unsigned int violations;
+static unsigned int win_gen;		/* odd while zcdev may be missing */
+static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
+
+unsigned int fz_violations(void)
+{
+	return __atomic_load_n(&violations, __ATOMIC_SEQ_CST);
+}
+
+/* Output of more than a line, whole: a violation's, a progress line */
+void fz_out_lock(void)
+{
+	pthread_mutex_lock(&out_lock);
+}
+
+void fz_out_unlock(void)
+{
+	pthread_mutex_unlock(&out_lock);
+}
+
 /* What is fuzzed: zcdev's devices, or others given with -d */
 static const char * const zc_path[] = { "/dev/zczero", "/dev/zcfull" };
-const char *other_path[2];
 const char * const dev_name[2] = { "zczero", "zcfull" };
 
 const char *dev_path(int kind)
 {
-	return other_path[kind] ? other_path[kind] : zc_path[kind];
+	return fzc.other_path[kind] ? fzc.other_path[kind] : zc_path[kind];
 }
 
 /* splitmix64: a state that only counts, scrambled by a bijection */
@@ -41,15 +68,21 @@ unsigned long long fz_next(unsigned long long *s)
 	return fz_mix(*s);
 }
 
+/* Whether the run was stopped: a violation, or fz_stop() */
+bool stopped(void)
+{
+	return __atomic_load_n(&stop, __ATOMIC_ACQUIRE);
+}
+
+/* Whether to begin no more: stopped, or past the deadline */
 bool stopping(void)
 {
-	return __atomic_load_n(&fz.stop, __ATOMIC_ACQUIRE) ||
-	       (!fz.replay && now_ms() >= fz.deadline);
+	return stopped() || (!fzc.replay && now_ms() >= fzc.deadline);
 }
 
 void fz_stop(void)
 {
-	__atomic_store_n(&fz.stop, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
 }
 
 /*
@@ -58,7 +91,7 @@ void fz_stop(void)
  */
 size_t rlen(unsigned long long r, size_t max)
 {
-	size_t pg = fz.pg, n;
+	size_t pg = fzc.pg, n;
 
 	switch (r & 7) {
 	case 0:
@@ -154,25 +187,25 @@ bool fz_fail(struct worker *w, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	__atomic_add_fetch(&fz.violations, 1, __ATOMIC_SEQ_CST);
+	__atomic_add_fetch(&violations, 1, __ATOMIC_SEQ_CST);
 	fz_stop();
-	pthread_mutex_lock(&fz.lock);
+	pthread_mutex_lock(&out_lock);
 	if (!w) {
-		printf("# violation: %s (seed %llu)\n", msg, fz.seed);
+		printf("# violation: %s (seed %llu)\n", msg, fzc.seed);
 	} else {
 		w->violated = true;
 		printf("# violation in thread %u, sequence %llu (seed %llu): %s\n",
-		       w->id, w->seq, fz.seed, msg);
-		printf("# reproduce: zcdev_fuzz -s %llu -r %u:%llu", fz.seed, w->id,
+		       w->id, w->seq, fzc.seed, msg);
+		printf("# reproduce: zcdev_fuzz -s %llu -r %u:%llu", fzc.seed, w->id,
 		       w->seq);
 		printf(" (the whole run: zcdev_fuzz -s %llu -j %u -t %u%s)\n",
-		       fz.seed, fz.threads, fz.seconds,
-		       fz.mod_ops ? ", ZCDEV_KO set" : "");
+		       fzc.seed, fzc.threads, fzc.seconds,
+		       fzc.mod_ops ? ", ZCDEV_KO set" : "");
 		printf("# the sequence, as far as it got:\n");
 		print_log(w);
 	}
 	fflush(stdout);
-	pthread_mutex_unlock(&fz.lock);
+	pthread_mutex_unlock(&out_lock);
 	return false;
 }
 
@@ -191,18 +224,18 @@ bool want_err(struct worker *w, const char *what, long r, int err,
 
 unsigned int win_now(void)
 {
-	return __atomic_load_n(&fz.win_gen, __ATOMIC_SEQ_CST);
+	return __atomic_load_n(&win_gen, __ATOMIC_SEQ_CST);
 }
 
 /* The module thread opens a window before delete_module, closes it after */
 void win_open(void)
 {
-	__atomic_add_fetch(&fz.win_gen, 1, __ATOMIC_SEQ_CST);
+	__atomic_add_fetch(&win_gen, 1, __ATOMIC_SEQ_CST);
 }
 
 void win_close(void)
 {
-	__atomic_add_fetch(&fz.win_gen, 1, __ATOMIC_SEQ_CST);
+	__atomic_add_fetch(&win_gen, 1, __ATOMIC_SEQ_CST);
 }
 
 /*
@@ -211,7 +244,7 @@ void win_close(void)
  */
 bool refusal_ok(unsigned int gen, int err)
 {
-	return fz.mod_ops && away_errno(err) &&
+	return fzc.mod_ops && away_errno(err) &&
 	       ((gen & 1) || win_now() != gen);
 }
 
@@ -321,11 +354,11 @@ bool map_check(struct worker *w, unsigned int i)
 	long bad;
 
 	for (k = 0; k < m->pages; k++) {
-		bad = not_byte(m->addr + k * fz.pg, fz.pg, m->tag[k]);
+		bad = not_byte(m->addr + k * fzc.pg, fzc.pg, m->tag[k]);
 		if (bad >= 0)
 			return fz_fail(w, "byte %ld of page %u of m%u (%s) is 0x%02x, not 0x%02x",
 				       bad, k, i, m->shared ? "shared" : "private",
-				       m->addr[k * fz.pg + bad], m->tag[k]);
+				       m->addr[k * fzc.pg + bad], m->tag[k]);
 	}
 	return true;
 }
@@ -336,7 +369,7 @@ void map_drop(struct worker *w, unsigned int i)
 
 	if (!m->addr)
 		return;
-	munmap(m->addr, m->pages * fz.pg);
+	munmap(m->addr, m->pages * fzc.pg);
 	m->addr = NULL;
 }
 
@@ -350,11 +383,11 @@ bool fresh_zero_check(struct worker *w)
 	long bad;
 	int fd;
 
-	p = mmap(NULL, fz.pg, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	p = mmap(NULL, fzc.pg, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return fz_fail(w, "mmap of an anonymous page: %s", strerror(errno));
-	bad = not_byte(p, fz.pg, 0);
-	munmap(p, fz.pg);
+	bad = not_byte(p, fzc.pg, 0);
+	munmap(p, fzc.pg);
 	if (bad >= 0)
 		return fz_fail(w,
 			       "a fresh anonymous page has byte %ld non-zero: the zero page is dirty",
@@ -368,12 +401,12 @@ bool fresh_zero_check(struct worker *w)
 		}
 		return fz_fail(w, "open %s: %s", dev_path(ZERO), strerror(errno));
 	}
-	p = mmap(NULL, 2 * fz.pg, PROT_READ, MAP_PRIVATE, fd, 0);
+	p = mmap(NULL, 2 * fzc.pg, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
 	if (p == MAP_FAILED)
 		return fz_fail(w, "mmap of zczero, private: %s", strerror(errno));
-	bad = not_byte(p, 2 * fz.pg, 0);
-	munmap(p, 2 * fz.pg);
+	bad = not_byte(p, 2 * fzc.pg, 0);
+	munmap(p, 2 * fzc.pg);
 	if (bad >= 0)
 		return fz_fail(w, "a fresh private mapping of zczero has byte %ld non-zero", bad);
 	return true;
@@ -398,13 +431,13 @@ bool step_check(struct worker *w)
 			return fz_fail(w, "p%u: FIONREAD says %d bytes, the model %zu", i, n,
 				       p->m.bytes);
 		/* a page a slot, or up to a large buffer of zcdev's */
-		if (p->m.bytes > p->size / 4096 * fz.buf_size)
+		if (p->m.bytes > p->size / 4096 * fzc.buf_size)
 			return fz_fail(w, "p%u holds %zu bytes, more than %zu slots of %zu",
-				       i, p->m.bytes, p->size / 4096, fz.buf_size);
+				       i, p->m.bytes, p->size / 4096, fzc.buf_size);
 	}
-	bad = not_byte(fz.zp, fz.pg, 0);
+	bad = not_byte(fzc.zp, fzc.pg, 0);
 	if (bad >= 0)
-		return fz_fail(w, "byte %ld of the zero page is 0x%02x", bad, fz.zp[bad]);
+		return fz_fail(w, "byte %ld of the zero page is 0x%02x", bad, fzc.zp[bad]);
 	return true;
 }
 
@@ -593,6 +626,6 @@ ssize_t do_write(int fd, enum wmeth m, const unsigned char *p,
 /* n bytes of the pattern, from somewhere r says */
 const unsigned char *pat_at(unsigned long long r, size_t n)
 {
-	return fz.pat + (r % (PAT_LEN - n + 1));
+	return fzc.pat + (r % (PAT_LEN - n + 1));
 }
 

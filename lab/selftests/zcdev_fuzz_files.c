@@ -40,7 +40,7 @@ void op_mmap(struct worker *w, const struct draws *dr)
 			return;
 		map_drop(w, mi);
 	}
-	p = mmap(NULL, pages * fz.pg, PROT_READ | PROT_WRITE,
+	p = mmap(NULL, pages * fzc.pg, PROT_READ | PROT_WRITE,
 		 shared ? MAP_SHARED : MAP_PRIVATE, d->fd, 0);
 	err = errno;
 	log_ret(w, p == MAP_FAILED ? -1 : 0, err);
@@ -81,14 +81,14 @@ void op_touch(struct worker *w, const struct draws *dr)
 	write_it = write_it && !m->pinned[k];
 	LOG(w, "touch m%u page %u (0x%02x)%s", mi, k, m->tag[k],
 	    write_it ? ", then fill it" : "");
-	bad = not_byte(m->addr + k * fz.pg, fz.pg, m->tag[k]);
+	bad = not_byte(m->addr + k * fzc.pg, fzc.pg, m->tag[k]);
 	if (bad >= 0) {
 		fz_fail(w, "byte %ld of page %u of m%u is 0x%02x, not 0x%02x", bad, k, mi,
-			m->addr[k * fz.pg + bad], m->tag[k]);
+			m->addr[k * fzc.pg + bad], m->tag[k]);
 		return;
 	}
 	if (write_it) {
-		memset(m->addr + k * fz.pg, tag, fz.pg);
+		memset(m->addr + k * fzc.pg, tag, fzc.pg);
 		m->tag[k] = tag;
 		LOG_MORE(w, " with 0x%02x", tag);
 	}
@@ -464,7 +464,7 @@ static int child_ops(struct worker *w, unsigned long long rng)
 		case 2:
 			if (!d || !dev_writes(d))
 				break;
-			r = write(d->fd, fz.pat, len);
+			r = write(d->fd, fzc.pat, len);
 			if (d->kind == ZERO ? r != (ssize_t)len :
 			    r >= 0 || errno != ENOSPC)
 				return child_failed(w, CF_WRITE, len, r, NULL);
@@ -472,7 +472,7 @@ static int child_ops(struct worker *w, unsigned long long rng)
 		case 3:
 			if (!d || !dev_writes(d))
 				break;
-			if (pipe2(fds, O_NONBLOCK) || write(fds[1], fz.pat, 1000) != 1000)
+			if (pipe2(fds, O_NONBLOCK) || write(fds[1], fzc.pat, 1000) != 1000)
 				return child_failed(w, CF_DRAIN, 1000, -1, NULL);
 			r = splice(fds[0], NULL, d->fd, NULL, len, SPLICE_F_NONBLOCK);
 			if (d->kind == ZERO ? r != (ssize_t)(len < 1000 ? len : 1000) :
@@ -485,7 +485,7 @@ static int child_ops(struct worker *w, unsigned long long rng)
 			fd = open(dev_path(ZERO), O_RDONLY);
 			if (fd < 0) {
 				/* the module thread may have it unloaded */
-				if (fz.mod_ops && away_errno(errno))
+				if (fzc.mod_ops && away_errno(errno))
 					break;
 				return child_failed(w, CF_OPEN, 0, -1, NULL);
 			}

@@ -118,11 +118,11 @@ void op_close_pipe(struct worker *w, const struct draws *dr)
 /* The size F_SETPIPE_SZ makes of a request: whole pages, a power of two */
 static size_t round_pipe(size_t size)
 {
-	size_t pages = (size + fz.pg - 1) / fz.pg, n = 1;
+	size_t pages = (size + fzc.pg - 1) / fzc.pg, n = 1;
 
 	while (n < pages)
 		n <<= 1;
-	return n * fz.pg;
+	return n * fzc.pg;
 }
 
 void op_pipe_sz(struct worker *w, const struct draws *dr)
@@ -151,7 +151,7 @@ void op_pipe_sz(struct worker *w, const struct draws *dr)
 				p->size, want);
 			return;
 		}
-		if (want < p->m.bytes && !fz.large_bufs)
+		if (want < p->m.bytes && !fzc.large_bufs)
 			fz_fail(w, "F_SETPIPE_SZ shrank p%u to %zu bytes, which holds %zu", i, want,
 				p->m.bytes);
 		return;
@@ -178,7 +178,7 @@ unsigned int more_flags(unsigned long long r)
  */
 size_t pipe_room(const struct pipe_slot *p)
 {
-	if (fz.large_bufs)
+	if (fzc.large_bufs)
 		return p->size;
 	return p->size - p->m.bytes;
 }
@@ -186,8 +186,8 @@ size_t pipe_room(const struct pipe_slot *p)
 /* The same for a splice or tee from a pipe, which moves whole buffers */
 static size_t pipe_room_bufs(const struct pipe_slot *p)
 {
-	if (fz.large_bufs)
-		return p->size / 4096 * fz.buf_size;
+	if (fzc.large_bufs)
+		return p->size / 4096 * fzc.buf_size;
 	return p->size - p->m.bytes;
 }
 
@@ -397,8 +397,8 @@ void op_vmsplice_in(struct worker *w, const struct draws *dr)
 		 * and the page is never written while a pipe may hold it.
 		 */
 		if (m && !m->shared && !m->tag[pgi] && (r2 & 3) == 0) {
-			len = 1 + (r2 >> 2) % fz.pg;
-			iov[k].iov_base = m->addr + pgi * fz.pg + (fz.pg - len);
+			len = 1 + (r2 >> 2) % fzc.pg;
+			iov[k].iov_base = m->addr + pgi * fzc.pg + (fzc.pg - len);
 			iov[k].iov_len = len;
 			m->pinned[pgi] = true;
 			LOG_MORE(w, " m%u page %u +%zu", mi, pgi, len);
@@ -431,7 +431,7 @@ void op_vmsplice_in(struct worker *w, const struct draws *dr)
 		/* a page of the mapping: the zero page, so zeros */
 		if (mi >= 0 && (unsigned char *)iov[k].iov_base >= w->map[mi].addr &&
 		    (unsigned char *)iov[k].iov_base <
-		    w->map[mi].addr + w->map[mi].pages * fz.pg)
+		    w->map[mi].addr + w->map[mi].pages * fzc.pg)
 			pm_push(&p->m, NULL, len);
 		else
 			pm_push(&p->m, iov[k].iov_base, len);

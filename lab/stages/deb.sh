@@ -86,6 +86,33 @@ contents() {
 step "$DEB holds the source in /usr/src/zcdev-$V, dkms.conf of version $V, a DKMS postinst" \
 	"$OUT/contents.log" contents
 
+# The package's file list: the module's sources, as they are in the tree,
+# and dkms.conf in /usr/src; docs in /usr/share/doc; nothing of the lab.
+product() {
+	local f
+	if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+		git ls-files Kbuild VERSION compat 'zcdev_*.c' 'zcdev_*.h'
+	else
+		for f in Kbuild VERSION compat/* zcdev_*.[ch]; do
+			[ "$f" = zcdev_probes.h ] || echo "$f"
+		done
+	fi
+	echo dkms.conf
+}
+only_product() {
+	local src=./usr/src/zcdev-$V/
+	dpkg-deb -c "$WORK/$DEB" | awk '$1 !~ /^d/ { print $6 }' >"$OUT/files"
+	grep -vE "^(\./usr/share/doc/zcdev-dkms/|$src)" "$OUT/files" |
+		sed 's/^/outside the source and the docs: /'
+	grep "^$src" "$OUT/files" | sed "s|^$src||" | sort >"$OUT/files.src"
+	product | sort | diff -u --label expected --label "$DEB" - "$OUT/files.src" &&
+	! grep -vqE "^(\./usr/share/doc/zcdev-dkms/|$src)" "$OUT/files" &&
+	dpkg-deb --fsys-tarfile "$WORK/$DEB" | tar -xO --wildcards "$src*.[ch]" "${src}Kbuild" |
+		{ ! grep -nE 'ZCDEV_FAULT|zc_fault_|planted'; }
+}
+step "$DEB holds only the product: the module's sources and dkms.conf, its docs, no test hook" \
+	"$OUT/only-product.log" only_product
+
 # lintian's own verdict: no errors; its warnings are shown, not failed.
 lint() {
 	lintian --fail-on error --info "$WORK"/build/zcdev_*_amd64.changes

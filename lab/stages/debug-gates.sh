@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The debug kernel's instruments, proven live, with panic_on_warn=0 so
-# that no panic helps: a planted use-after-free (ZCDEV_FAULT=uaf) must
-# fail the run through KASAN's report in the kernel log, a planted leak
-# (ZCDEV_FAULT=leak) through kmemleak's step alone (lab/guest/smoke.sh).
+# that no panic helps: a planted use-after-free (lab/faults/uaf.patch)
+# must fail the run through KASAN's report in the kernel log, a planted
+# leak (lab/faults/leak.patch) through kmemleak's step alone
+# (lab/guest/smoke.sh).
 
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
@@ -15,9 +16,9 @@ in_time "debug gates" || exit 1
 G=$LANE_OUT/gates
 mkdir -p "$G"
 
-faulty() {		# faulty FAULT WHAT: a smoke run of a module with FAULT
+faulty() {		# faulty FAULT WHAT: a smoke run of a module with FAULT planted
 	local src=$G/$1-src
-	if ! build debug "$src" ZCDEV_FAULT="$1"; then
+	if ! FAULT=$1 build debug "$src"; then
 		result fail "gate: a module with a planted $2 builds (debug)" "$src.log"
 		return 1
 	fi
@@ -28,7 +29,7 @@ g=$G/fault-uaf
 if faulty uaf "use-after-free"; then
 	if grep -q '^not ok - .*kernel log free' "$g.tap" &&
 	   grep -q '^ok - .*the VM ran to its end' "$g.tap" &&
-	   grep -aq 'BUG: KASAN: slab-use-after-free in zc_fault_inject' "$g.console"; then
+	   grep -aq 'BUG: KASAN: slab-use-after-free in zc_fault_uaf' "$g.console"; then
 		result ok "gate: KASAN fails a planted use-after-free (debug, panic_on_warn=0)"
 	else
 		result fail "gate: KASAN fails a planted use-after-free (debug, panic_on_warn=0)" "$g.tap"

@@ -27,9 +27,13 @@ in_time "faults" || exit 1
 G=$LANE_OUT/gates/faults
 mkdir -p "$G"
 
-for f in refs init init-leak refs-unguarded; do
+for f in refs refs-unguarded; do
 	build "$k" "$G/$f-src" ZCDEV_FAULT=$f ||
 		{ result fail "gate: a module with ZCDEV_FAULT=$f builds ($k)" "$G/$f-src.log"; exit 1; }
+done
+for f in init init-leak; do
+	FAULT=$f build "$k" "$G/$f-src" ||
+		{ result fail "gate: a module with lab/faults/$f.patch builds ($k)" "$G/$f-src.log"; exit 1; }
 done
 
 guest "$k" "$G" faults "$G/refs-src/zcdev.ko" lab/guest/faults.sh \

@@ -8,12 +8,16 @@
 #   each doctored one way: a guest that stops half-way, skips one step,
 #   has a zczero test skip or fail (whose diagnostics it must show), or
 #   logs a warning; it must fail each;
+# - every planted fault of lab/faults applies to the tree as it is, and
+#   a patch that no longer applies fails the build with its name (one
+#   doctored so);
 # - a module with a planted WARN_ON_ONCE() on the read path
-#   (ZCDEV_FAULT=warn, zcdev_fault.h) must fail a guest, with the lane's
-#   command line and with panic_on_warn=0, where the kernel-log gate alone
-#   stands between it and a pass;
+#   (lab/faults/warn.patch) must fail a guest, with the lane's command
+#   line and with panic_on_warn=0, where the kernel-log gate alone stands
+#   between it and a pass;
 # - a module whose read() leaves a byte at 1 now and then
-#   (ZCDEV_FAULT=dirty) logs nothing: zcdev_fuzz alone can see it, and must.
+#   (lab/faults/dirty.patch) logs nothing: zcdev_fuzz alone can see it,
+#   and must.
 
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
@@ -70,9 +74,43 @@ awk '!done && /^ok - / { print "[   10.000000] WARNING: CPU: 0 PID: 1 at planted
 	"$real" >"$G/warn.console"
 judged "a kernel warning on the console" "$G/warn.console"
 
+# Every planted fault applies (build() applies it the same way), and one
+# that no longer does fails its build with one line that names it: warn's
+# patch with a line of its context changed.
+applies() {
+	local p left=
+	for p in lab/faults/*.patch; do
+		names="$names $(basename "$p" .patch)"
+		rm -rf "$G/applies"
+		make -s sources DEST="$G/applies" >/dev/null &&
+		patch -d "$G/applies" -p1 -F0 -s -f --dry-run <"$p" >>"$G/applies.log" 2>&1 ||
+			left="$left $(basename "$p" .patch)"
+	done
+	rm -rf "$G/applies"
+	[ -z "$left" ] || { echo "no longer apply:$left" >>"$G/applies.log"; return 1; }
+}
+names=
+: >"$G/applies.log"
+if applies; then
+	result ok "gate: every planted fault applies:$names"
+else
+	result fail "gate: every planted fault applies" "$G/applies.log"
+fi
+mkdir -p "$G/faults"
+sed '0,/^@@/{/^@@/{n;s/^ /&planted drift /}}' lab/faults/warn.patch \
+	>"$G/faults/broken.patch"
+what="gate: a planted fault that no longer applies fails its build, named ($k)"
+if FAULTS=$G/faults FAULT=broken build "$k" "$G/broken-src" 2>/dev/null; then
+	result fail "$what" "$G/broken-src.log"
+elif [ "$(cat "$G/broken-src.log")" = "fault broken: $G/faults/broken.patch no longer applies" ]; then
+	result ok "$what: $(cat "$G/broken-src.log")"
+else
+	result fail "$what" "$G/broken-src.log"
+fi
+
 # The planted WARN_ON_ONCE(): with the lane's command line, and with
 # panic_on_warn=0.
-if build "$k" "$G/warn-src" ZCDEV_FAULT=warn; then
+if FAULT=warn build "$k" "$G/warn-src"; then
 	guest "$k" "$G" fault-warn "$G/warn-src/zcdev.ko" lab/guest/smoke.sh
 	if grep -q '^not ok' "$G/fault-warn.tap"; then
 		result ok "gate: a planted WARN_ON_ONCE() fails the run ($k)"
@@ -94,7 +132,7 @@ fi
 
 # The planted dirty read(): zcdev_fuzz, 10 s of seed 1, must report the
 # violation and exit 1.
-if build "$k" "$G/dirty-src" ZCDEV_FAULT=dirty; then
+if FAULT=dirty build "$k" "$G/dirty-src"; then
 	cat >"$G/fuzz.sh" <<-'EOT'
 	insmod /zcdev.ko || exit 1
 	ZCDEV_KO=/zcdev.ko /t/zcdev_fuzz -s 1 -t 10

@@ -95,14 +95,32 @@ after_job() {
 	[ -z "$LANE_OUT" ] || wait_job "$1" || exit 0
 }
 
-# build K DIR [KBUILD ARGS...]: the module's sources in DIR, built for
-# kernel K without a warning; the log in DIR.log.
+# [FAULT=NAME] build K DIR [KBUILD ARGS...]: the module's sources in DIR,
+# built for kernel K without a warning; the log in DIR.log.  With FAULT,
+# the planted fault NAME, FAULTS/NAME.patch (FAULTS: lab/faults), applied
+# to the sources first (patch -p1, no fuzz), and the version ends in
+# -fault-NAME; a patch that does not apply fails the build with one line
+# naming it, in DIR.log and on stderr.
 build() {
-	local k=$1 dir=$2
+	local k=$1 dir=$2 fault=${FAULT:-} pfile
 	shift 2
+	pfile=${FAULTS:-lab/faults}/$fault.patch
+	if [ -n "$fault" ]; then
+		rm -rf "$dir"
+		if [ ! -f "$pfile" ]; then
+			echo "fault $fault: no $pfile" | tee "$dir.log" >&2
+			return 1
+		fi
+	fi
 	mkdir -p "$dir"
-	make -s sources DEST="$dir" >/dev/null &&
-	lab/vm/kmake.sh "$k" "$dir" ZCDEV_VERSION="$VERSION" "$@" >"$dir.log" 2>&1 &&
+	make -s sources DEST="$dir" >/dev/null || return 1
+	if [ -n "$fault" ] &&
+	   ! patch -d "$dir" -p1 -F0 -s -f --no-backup-if-mismatch <"$pfile" >"$dir.patch.log" 2>&1; then
+		echo "fault $fault: $pfile no longer applies" | tee "$dir.log" >&2
+		return 1
+	fi
+	lab/vm/kmake.sh "$k" "$dir" ZCDEV_VERSION="$VERSION${fault:+-fault-$fault}" "$@" \
+		>"$dir.log" 2>&1 &&
 	! grep -qE 'warning:|error:' "$dir.log"
 }
 
