@@ -2,18 +2,23 @@
 # shellcheck shell=dash
 #
 # Runs as root inside a test VM (busybox sh), with /guest-lib, the
-# selftests in /t and three builds of zcdev with a fault planted
-# (zcdev_fault.h): /zcdev.ko (ZCDEV_FAULT=refs), /zcdev-init.ko (init)
-# and /zcdev-init-leak.ko (init-leak); lab/stages/faults.sh boots it.
+# selftests in /t and four builds of zcdev with a fault planted
+# (lab/faults/): /zcdev.ko ("refs"), /zcdev-init.ko ("init"),
+# /zcdev-init-leak.ko ("init-leak") and /zcdev-nofolio.ko ("nofolio");
+# lab/stages/faults.sh boots it.
 #
-# - With every zero folio 256 references short of overflowing its count,
-#   zcdev_refs's splices, tees and sends into a socket keep working or
-#   fail with ENOMEM, and the kernel log stays clean (lab/vm/judge.sh).
 # - A load whose second device fails to register gives back what it
 #   took: 50 such loads lower MemFree by less than 8 MiB (2 MiB a load
 #   would be 100 MiB).  MemFree may rise meanwhile (the kernel frees its
 #   boot-time memory late), so only a fall counts.  A build whose failed
 #   load leaks its folio must fail that check.
+# - With every zero folio 256 references short of the guard, zcdev_refs's
+#   splices, tees and sends all work and read zeros, and zcdev_pin, a
+#   minute of wearing folios out and holding on to them, leaves
+#   MemAvailable within the bound of 16 folios; the kernel log stays
+#   clean (lab/vm/judge.sh).
+# - When the first folio allocations fail, splices get the zero page and
+#   then, by themselves, large buffers again (zcdev_fallback).
 
 KO=/zcdev.ko
 LOADS=50
@@ -51,9 +56,18 @@ failed_loads() {
 plan "$0"
 step "a load that fails to register its second device, $LOADS times, lowers MemFree by less than $SLACK_KB kB" \
 	failed_loads /zcdev-init.ko
-step "gate: that check fails a failed load that leaks its folio (ZCDEV_FAULT=init-leak)" \
+step "gate: that check fails a failed load that leaks its folio (init-leak)" \
 	eval '! failed_loads /zcdev-init-leak.ko'
-step "insmod zcdev.ko (ZCDEV_FAULT=refs: counts 256 short of overflow)" insmod $KO
-step "selftests: zcdev_refs, counts 256 short of overflow, ran to its end" \
+step "insmod zcdev.ko (refs: counts 256 short of the guard)" insmod $KO
+step "selftests: zcdev_refs, counts 256 short of the guard, ran to its end" \
 	selftests zcdev_refs zcdev_refs_fault
+export ZCDEV_PIN_SECS=60
+step "selftests: zcdev_pin, a minute of pinning worn folios, ran to its end" \
+	selftests zcdev_pin zcdev_pin_fault
+step "rmmod" unload
+KO=/zcdev-nofolio.ko
+step "insmod zcdev-nofolio.ko (nofolio: the first folio allocations fail)" insmod $KO
+export ZCDEV_EXPECT_FALLBACK=1
+step "selftests: zcdev_fallback, the zero page and then large buffers, ran to its end" \
+	selftests zcdev_fallback zcdev_fallback_fault
 step "rmmod" unload

@@ -5,7 +5,7 @@
 # CONFIG_DEBUG_PAGE_REF), booted by lab/stages/pageref.sh, with
 # /guest-lib, the selftests in /t, zcdev as
 # /zcdev.ko, a build whose buffers share a folio reference as
-# /zcdev-shared.ko (ZCDEV_FAULT=shared) and the zero-page patch's loop
+# /zcdev-shared.ko (shared.patch) and the zero-page patch's loop
 # as /zcref.ko.  zcdev_pageref counts, per pipe round trip, the writes of
 # page reference counts on pages that two CPUs both wrote: none for
 # zcdev's pipe round trips, each judged in a line of its own; the
@@ -36,7 +36,7 @@ figures() {
 
 # The shared build's count must fail, and says how much it counted.
 shared_fails() {
-	/t/zcdev_pageref -w null -l "zczero (ZCDEV_FAULT=shared)" >/tmp/pageref.out 2>&1
+	/t/zcdev_pageref -w null -l "zczero (shared.patch)" >/tmp/pageref.out 2>&1
 	rc=$?
 	sed -n 's/^not ok - /# report: /p' /tmp/pageref.out >/dev/console
 	cat /tmp/pageref.out
@@ -55,6 +55,6 @@ step "insmod zcref.ko, the zero-page patch's loop, as a reference" insmod /zcref
 figures -d /dev/zcref -l zeropatch -n 2000 -s 250
 figures -d /dev/zero -l "zero (stock)" -n 500 -s 250
 step "rmmod" unload
-step "insmod zcdev-shared.ko (ZCDEV_FAULT=shared)" insmod /zcdev-shared.ko
+step "insmod zcdev-shared.ko (shared.patch)" insmod /zcdev-shared.ko
 step "gate: zcdev_pageref fails buffers that share a folio count" shared_fails
 step "rmmod the shared build" unload

@@ -8,7 +8,7 @@
 # CPUs wrote: none for zcdev's pipes, each judged; the sockets', the
 # zero-page patch's loop's (lab/bench/zcref) and stock /dev/zero's as
 # figures.  A build whose buffers share a folio count, as zcdev's first
-# design had them (ZCDEV_FAULT=shared), must fail the count.
+# design had them (lab/faults/shared.patch), must fail the count.
 
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
@@ -19,8 +19,8 @@ in_time "pageref" || exit 1
 G=$LANE_OUT/gates/pageref
 mkdir -p "$G/zcref-src"
 cp lab/bench/zcref/zcref.c lab/bench/zcref/Kbuild "$G/zcref-src/"
-if ! build debug "$G/shared-src" ZCDEV_FAULT=shared; then
-	result fail "pageref: a module with ZCDEV_FAULT=shared builds (debug)" "$G/shared-src.log"
+if ! FAULT=shared build debug "$G/shared-src"; then
+	result fail "pageref: a module with lab/faults/shared.patch builds (debug)" "$G/shared-src.log"
 	exit 1
 fi
 if ! lab/vm/kmake.sh debug "$G/zcref-src" >"$G/zcref-src.log" 2>&1; then
