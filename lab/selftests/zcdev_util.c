@@ -570,3 +570,107 @@ bool wait_blocked(pid_t tid, long nr, unsigned int ms)
 	return false;
 }
 
+#define PIPE_MAX_SIZE	"/proc/sys/fs/pipe-max-size"
+
+/*
+ * Let a pipe grow to size bytes (root): pipe-max-size raised when it is
+ * lower, its old value in *old (-1 when it was left alone).  0, or errno.
+ */
+int pipe_max_raise(size_t size, long *old)
+{
+	char val[32];
+	long cur = -1;
+	FILE *f;
+	int fd, len, err = 0;
+
+	*old = -1;
+	f = fopen(PIPE_MAX_SIZE, "re");
+	if (!f)
+		return errno;
+	if (fscanf(f, "%ld", &cur) != 1)
+		err = EIO;
+	fclose(f);
+	if (err || cur >= (long)size)
+		return err;
+	fd = open(PIPE_MAX_SIZE, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	len = snprintf(val, sizeof(val), "%zu", size);
+	if (write(fd, val, len) != len)
+		err = errno ? errno : EIO;
+	else
+		*old = cur;
+	close(fd);
+	return err;
+}
+
+/* Put back what pipe_max_raise() changed */
+void pipe_max_restore(long old)
+{
+	char val[32];
+	int fd, len;
+
+	if (old < 0)
+		return;
+	fd = open(PIPE_MAX_SIZE, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	len = snprintf(val, sizeof(val), "%ld", old);
+	if (write(fd, val, len) != len)
+		perror(PIPE_MAX_SIZE);
+	close(fd);
+}
+
+/*
+ * Splice from dev into the non-blocking pipe p until it holds want bytes
+ * or is full (each splice capped at its free slots): what it holds, or
+ * -1 with errno when the first splice failed.
+ */
+long pipe_fill(int dev, int p[2], size_t want)
+{
+	int have = 0;
+	ssize_t r;
+
+	while ((size_t)have < want) {
+		r = splice(dev, NULL, p[1], NULL, want - have,
+			   SPLICE_F_NONBLOCK);
+		if (r <= 0) {
+			if (!have)
+				return -1;
+			break;
+		}
+		have = pipe_bytes(p[0]);
+		if (have < 0)
+			return -1;
+	}
+	return have;
+}
+
+/*
+ * Read n bytes of the non-blocking pipe fd in large reads: 0 when they
+ * all came and were zero; else a failed read's errno, EAGAIN when the
+ * pipe held fewer, EILSEQ when a byte was not zero.
+ */
+int pipe_read_zeros(int fd, size_t n)
+{
+	size_t chunk, size = 256 * KIB;
+	unsigned char *buf;
+	ssize_t r;
+	int err;
+
+	buf = malloc(size);
+	err = buf ? 0 : ENOMEM;
+	while (n && !err) {
+		chunk = n < size ? n : size;
+		memset(buf, FILL, chunk);
+		r = read(fd, buf, chunk);
+		if (r <= 0)
+			err = r ? errno : EAGAIN;
+		else if (not_byte(buf, r, 0) >= 0)
+			err = EILSEQ;
+		else
+			n -= r;
+	}
+	free(buf);
+	return err;
+}

@@ -66,6 +66,10 @@ bool stock_cannot_splice_read(int fd, bool is_stock);
 ssize_t splice_through(int in, int p[2], int out, size_t n,
 		       unsigned int flags);
 ssize_t sendfile_full(int out, int in, size_t n);
+int pipe_max_raise(size_t size, long *old);
+void pipe_max_restore(long old);
+long pipe_fill(int dev, int p[2], size_t want);
+int pipe_read_zeros(int fd, size_t n);
 
 void on_sigusr1(int sig);
 void *pinger_main(void *arg);
