@@ -7,10 +7,10 @@
  * For 1, 2 and 4 threads, each opening and closing the device as fast as
  * it can: the pairs a second in all.  lab/bench.sh runs it in its
  * wall-clock guest; targets.txt compares zczero's 2-thread/1-thread ratio
- * with /dev/zero's.  zcdev's zero-page buffers
- * (splice_buffer=4096) take a mutex in open() and close() for their
- * unload epochs; large buffers take none.  Wall clock: where the figures
- * were measured (native, KVM, TCG) decides what they mean.
+ * with /dev/zero's.  zczero and zcfull are minors of a character device
+ * region of zcdev's own, as /dev/zero is of mem's: an open takes no lock
+ * of zcdev's.  Wall clock: where the figures were measured (native, KVM,
+ * TCG) decides what they mean.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -100,10 +100,17 @@ after_job() {
 # the planted fault NAME, FAULTS/NAME.patch (FAULTS: lab/faults), applied
 # to the sources first (patch -p1, no fuzz), and the version ends in
 # -fault-NAME; a patch that does not apply fails the build with one line
-# naming it, in DIR.log and on stderr.
+# naming it, in DIR.log and on stderr.  The kbuild argument ZCDEV_FAULT=
+# that planted faults before them is refused, not ignored.
 build() {
-	local k=$1 dir=$2 fault=${FAULT:-} pfile
+	local k=$1 dir=$2 fault=${FAULT:-} pfile a
 	shift 2
+	for a; do
+		case $a in ZCDEV_FAULT=*)
+			echo "build: $a is gone: FAULT=${a#ZCDEV_FAULT=} build $k $dir" | tee "$dir.log" >&2
+			return 1 ;;
+		esac
+	done
 	pfile=${FAULTS:-lab/faults}/$fault.patch
 	if [ -n "$fault" ]; then
 		rm -rf "$dir"
