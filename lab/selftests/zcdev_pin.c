@@ -4,7 +4,7 @@
  * out and holds on to them, at most 16 of them (32 MiB) exist at once.
  *
  * A folio is worn when its page count passes a threshold (2^30 page
- * references; 256 past its start in the build ZCDEV_FAULT=refs): the
+ * references; 256 past its start in the build with lab/faults/refs.patch): the
  * next use of a buffer on it moves that buffer to a newer folio, and the
  * old one lives on while anything still points into it.  So for
  * ZCDEV_PIN_SECS seconds (default 60) the test makes and pins all the

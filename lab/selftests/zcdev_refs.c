@@ -10,7 +10,7 @@
  * moves a buffer to a newer folio when that is high), and what arrives
  * reads zeros.  On a stock kernel that takes a while to matter; the lane
  * runs these tests again with a module whose folios start 256
- * references short of that threshold (ZCDEV_FAULT=refs), where the
+ * references short of that threshold (lab/faults/refs.patch), where the
  * kernel log must stay clean and each folio wears out after 256
  * references, and with one that has no guard (refs-unguarded), where
  * it must not.  As at most 16 folios may live at once, no test holds
@@ -38,7 +38,7 @@
 
 #include "zcdev_fixture.h"
 
-/* More than the 256 references a ZCDEV_FAULT=refs folio has left */
+/* More than the 256 references a folio of the refs fault build has left */
 #define ROUNDS		400
 /* Room in a socket for ROUNDS one-byte sends kept unread */
 #define SOCK_BUF	(8 * MIB)
