@@ -52,6 +52,7 @@ STAGES=(
 	debug		# the debug kernel: the same as a stock kernel
 	debug-gates	# KASAN and kmemleak fail planted faults
 	pageref		# shared writes counted on the debug kernel: none
+	coverage	# zcdev's lines and branches the debug guests reached
 	user-image	# make check IMAGE= KDIR=, with Debian's 7.x as a user's
 	sid		# the early warning: sid's newest headers
 	dkms		# DKMS on 6.1, 6.12 and 7.x
@@ -107,7 +108,7 @@ stage() {
 # job_of STAGE: the setup stage's background job that STAGE waits for.
 job_of() {
 	case $1 in
-	debug | debug-gates | pageref | sign) echo debug-build ;;
+	debug | debug-gates | pageref | coverage | sign) echo debug-build ;;
 	sid | systemd | deb) echo sid-deb ;;
 	esac
 }
