@@ -122,7 +122,7 @@ fi
 echo "==ZCVM== dmesg"
 dmesg
 echo "==ZCVM== end"
-poweroff -f
+reboot -f
 EOF
 chmod +x "$root/init"
 (cd "$root" && find . | cpio -o -H newc --quiet) >"$work/initrd"
