@@ -48,9 +48,11 @@ for d; do
 		[ -z "$g" ] || cp "$g" "$build/.gcov/$n/"
 	done
 done
+# gcov finds the sources by the names the compiler was given, relative
+# to the build directory, and writes its annotations there.
 # shellcheck disable=SC2016
-script='for d in /build/.gcov/*/; do
-	cd "$d" && gcov -b -c -o "$d" '"${FILES//zcdev_//build/zcdev_}"' >/dev/null || exit
+script='cd /build && for d in /build/.gcov/*/; do
+	gcov -b -c -o "$d" '"$FILES"' >/dev/null && mv ./*.gcov "$d" || exit
 done'
 if [ -n "$BROOT" ]; then
 	lab/vm/in-root.sh -b "$build:/build" "$BROOT" sh -c "$script"
@@ -63,7 +65,7 @@ for f in $FILES; do
 	cat "$build"/.gcov/*/"$f.gcov"
 done | awk -v md="$md" -v runs="$n" '
 function pct(a, b) { return b ? sprintf("%.1f%%", 100 * a / b) : "-" }
-/^ *-: *0:Source:/ { file = $0; sub(/.*\//, "", file); fn = "(file scope)"; next }
+/^ *-: *0:Source:/ { file = $0; sub(/.*Source:/, "", file); sub(/.*\//, "", file); fn = "(file scope)"; next }
 /^function / { fn = $2; if (!((file, fn) in seen)) { seen[file, fn] = 1; fns[file] = fns[file] " " fn }; next }
 /^branch / {
 	c = ($3 == "taken") ? $4 + 0 : 0
