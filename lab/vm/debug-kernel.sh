@@ -248,6 +248,7 @@ build() {
 
 start=$SECONDS
 load0=$(cut -d' ' -f1 /proc/loadavg)
+times >"$out/times.0"		# this shell's children's CPU time so far
 resumed=
 [ -e "$ROOT$kdir/.zcdev-started" ] && resumed=1
 touch "$ROOT$kdir/.zcdev-started"
@@ -264,8 +265,14 @@ for f in arch/x86/boot/bzImage Module.symvers include/config/kernel.release; do
 done
 # The figure the lane prints: make's wall time, on how many CPUs, and
 # the load average (1 minute) when it began and ended: the CPUs are
-# shared with the stock kernels' guests.
-echo "$((SECONDS - start)) s of make -j$(nproc) at nice 19${resumed:+ (resumed)}, $(grep -c '^  CC' "$out/build.log") files compiled, load $load0 at its start and $(cut -d' ' -f1 /proc/loadavg) at its end" \
+# shared with the stock kernels' guests, which run at nice 0.  So also
+# the CPU time make used (user and system, of all its children), which
+# no load changes: divided by the CPUs, what an idle machine would take.
+times >"$out/times.1"
+cpu=$(cat "$out/times.0" "$out/times.1" | awk 'FNR == 2 {
+	s = 0; for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); s += t[1] * 60 + t[2] }
+	c[NR > 2] = s } END { printf "%d", c[1] - c[0] }')
+echo "$((SECONDS - start)) s of make -j$(nproc) at nice 19${resumed:+ (resumed)}, $(grep -c '^  CC' "$out/build.log") files compiled; $cpu s of CPU, $((cpu / $(nproc))) s of $(nproc) idle CPUs; load $load0 at its start and $(cut -d' ' -f1 /proc/loadavg) at its end" \
 	>"$out/build.time"
 say "built in $((SECONDS - start)) s: $(cat "$ROOT$kdir/include/config/kernel.release")"
 say "cold build: $(cat "$out/build.time")"
