@@ -23,7 +23,11 @@
 # The debug kernel (lab/vm/debug-kernel.sh) and the roots of the early
 # warning, the package stage and the systemd stage are made in the
 # background, at nice 19, while the stock kernels run
-# (lab/stages/setup.sh).
+# (lab/stages/setup.sh).  The stages are run in their order, except that
+# one which waits for such a job (job_of) is put off while it runs and
+# the next stage that waits for nothing goes first: the foreground waits
+# only when nothing else is left.  At the end, each stage's wall time,
+# how long the foreground waited, and the total.
 #
 # Time is bounded: each guest has a budget (CHECK_VM_SECS, default 1200 s;
 # on the debug kernel CHECK_DEBUG_VM_SECS, default 2700 s) that never
@@ -48,6 +52,7 @@ STAGES=(
 	debug		# the debug kernel: the same as a stock kernel
 	debug-gates	# KASAN and kmemleak fail planted faults
 	pageref		# shared writes counted on the debug kernel: none
+	coverage	# zcdev's lines and branches the debug guests reached
 	user-image	# make check IMAGE= KDIR=, with Debian's 7.x as a user's
 	sid		# the early warning: sid's newest headers
 	dkms		# DKMS on 6.1, 6.12 and 7.x
@@ -100,12 +105,57 @@ stage() {
 	[ "$rc" = 0 ] || [ -n "$failed" ] || tap fail "$s: lab/stages/$s.sh ran to its end" "$log"
 }
 
+# job_of STAGE: the setup stage's background job that STAGE waits for.
+job_of() {
+	case $1 in
+	debug | debug-gates | pageref | coverage | sign) echo debug-build ;;
+	sid | systemd | deb) echo sid-deb ;;
+	esac
+}
+
+# waits STAGE: whether STAGE would wait: its job was started and runs.
+waits() {
+	local j
+	j=$(job_of "$1")
+	[ -n "$j" ] && [ -e "$LANE_OUT/$j.started" ] && [ ! -s "$LANE_OUT/$j.rc" ]
+}
+
+# first_ready: the index in todo of the first stage that waits for
+# nothing, or -1.
+first_ready() {
+	local i
+	for i in "${!todo[@]}"; do
+		waits "${todo[$i]}" || { echo "$i"; return; }
+	done
+	echo -1
+}
+
 rm -rf "$LANE_OUT"
 mkdir -p "$LANE_OUT"
 echo "TAP version 13"
-for s in "${STAGES[@]}"; do
+todo=("${STAGES[@]}") times=() idle=0
+while [ ${#todo[@]} -gt 0 ]; do
+	next=$(first_ready)
+	if [ "$next" -lt 0 ]; then
+		echo "# nothing left but ${todo[*]}, which wait for background jobs: waiting"
+		t=$SECONDS
+		until [ "$(first_ready)" -ge 0 ]; do
+			sleep 5
+		done
+		idle=$((idle + SECONDS - t))
+		continue
+	fi
+	s=${todo[$next]} t=$SECONDS
 	stage "$s"
+	times+=("$s $((SECONDS - t))")
+	unset "todo[$next]"
+	todo=("${todo[@]}")
 done
+echo "# wall time of each stage, in the order they ran (s):"
+printf '%s\n' "${times[@]}" | awk '{ printf "#   %-12s %5d\n", $1, $2 }'
+echo "# the foreground waited for background jobs: $idle s"
+sed -n 's/^debug-kernel: .*\] \(cold build: .*\)/# the debug kernel'"'"'s \1/p' \
+	"$LANE_OUT/debug-build.log" 2>/dev/null | tail -1
 echo "# the lane took $SECONDS s"
 echo "1..$n"
 echo "$pass passed, $fail failed, $skip skipped"

@@ -17,7 +17,10 @@ if ! wait_job debug-build; then
 	result fail "lab: kernel debug built (or cached) and ready" "$LANE_OUT/debug-build.log"
 	exit 1
 fi
-grep 'debug-kernel:' "$LANE_OUT/debug-build.log" | tail -3 | sed 's/^/#   /'
+grep 'debug-kernel:' "$LANE_OUT/debug-build.log" | grep -v 'cold build:' | tail -3 | sed 's/^/#   /'
+# how long its cold build took, and the load meanwhile
+sed -n 's/^debug-kernel: .*\] cold build: /# the debug kernel'"'"'s cold build: /p' \
+	"$LANE_OUT/debug-build.log" | tail -1
 result ok "lab: kernel debug built (or cached) and ready"
 lane_add ready debug
 exec lab/stages/kernels.sh debug

@@ -12,7 +12,8 @@
 # LANE_OUT/built; its module is LANE_OUT/KERNEL/zcdev.ko.  The fuzzers run
 # longer on the debug kernel, where a second does a tenth of what it does
 # on the others (CHECK_DEBUG_FUZZ, default 40 s); its reloads are fewer,
-# each takes 17 s there.
+# each takes 17 s there.  On the debug kernel the module is a coverage
+# build (GCOV_ARGS): lab/stages/coverage.sh reports what its guests ran.
 
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
@@ -21,12 +22,13 @@ cd "$(dirname "$0")/../.." || exit 1
 [ -n "$LANE_OUT" ] || { echo "kernels: run by lab/check.sh" >&2; exit 2; }
 
 kernel() {
-	local k=$1 dir=$LANE_OUT/$1 fuzz=()
+	local k=$1 dir=$LANE_OUT/$1 fuzz=() cov=()
 	# shellcheck disable=SC1090
 	. "$LAB/kernels/$k/env"
 	echo "# kernel $k: $KREL"
 	mkdir -p "$dir"
-	if ! build "$k" "$dir/src" W=1; then
+	[ "$k" != debug ] || cov=("${GCOV_ARGS[@]}")
+	if ! build "$k" "$dir/src" W=1 "${cov[@]}"; then
 		result fail "$k: builds with W=1, no warnings" "$dir/src.log"
 		return
 	fi

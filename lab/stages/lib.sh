@@ -95,6 +95,12 @@ after_job() {
 	[ -z "$LANE_OUT" ] || wait_job "$1" || exit 0
 }
 
+# What a coverage build of zcdev adds to kbuild's command line: gcov's
+# flags for zcdev's own two objects (only on a kernel with
+# CONFIG_GCOV_KERNEL: the debug kernel), never in the product's Kbuild.
+# shellcheck disable=SC2034	# read by the scripts that source this
+GCOV_ARGS=(GCOV_PROFILE_zcdev_main.o=y GCOV_PROFILE_zcdev_pipe.o=y)
+
 # [FAULT=NAME] build K DIR [KBUILD ARGS...]: the module's sources in DIR,
 # built for kernel K without a warning; the log in DIR.log.  With FAULT,
 # the planted fault NAME, FAULTS/NAME.patch (FAULTS: lab/faults), applied
@@ -136,10 +142,12 @@ build() {
 # SCRIPT, and judge the run (lab/vm/judge.sh); the console goes to
 # DIR/NAME.console, the verdicts to DIR/NAME.tap.  Each guest has a time
 # budget (CHECK_VM_SECS, 1200 s; on the debug kernel CHECK_DEBUG_VM_SECS,
-# 2700 s) that never reaches past the lane's.
+# 2700 s) that never reaches past the lane's.  On the debug kernel, gcov's
+# data after the run goes to DIR/NAME.gcda (lab/stages/coverage.sh).
 guest() {
-	local k=$1 dir=$2 name=$3 ko=$4 script=$5 rc=0 secs left
+	local k=$1 dir=$2 name=$3 ko=$4 script=$5 rc=0 secs left gcov=()
 	shift 5
+	[ "$k" != debug ] || gcov=(-o "$dir/$name.gcda")
 	secs=${CHECK_VM_SECS:-1200}
 	[ "$k" != debug ] || secs=${CHECK_DEBUG_VM_SECS:-2700}
 	if [ -n "${CHECK_DEADLINE:-}" ]; then
@@ -147,7 +155,7 @@ guest() {
 		[ "$left" -ge "$secs" ] || secs=$left
 	fi
 	[ "$secs" -gt 0 ] || secs=1
-	lab/vm/run.sh -k "$k" -t "$secs" "$@" -f "$ko:/zcdev.ko" \
+	lab/vm/run.sh -k "$k" -t "$secs" "${gcov[@]}" "$@" -f "$ko:/zcdev.ko" \
 		-f "$LANE_OUT/selftests:/t" -f lab/guest/lib.sh:/guest-lib \
 		-b stress-ng -b trinity -b setpriv "$script" >"$dir/$name.console" 2>&1 || rc=$?
 	lab/vm/judge.sh "$k" "$dir/$name.console" $rc >"$dir/$name.tap"

@@ -5,7 +5,7 @@
 # script in it as root, and print what it printed, then the kernel log.
 #
 #   lab/vm/run.sh -k ID [-f SRC[:DST]]... [-b BIN]... [-i] [-t SECS]
-#                  [-m MEM] [-c CPUS] [-a APPEND] [-I INITRD] SCRIPT
+#                  [-m MEM] [-c CPUS] [-a APPEND] [-I INITRD] [-o GCDA] SCRIPT
 #
 #   -k ID     kernel of the lab (lab/vm/setup.sh): 6.1, 6.12, 7, 7-rt
 #   -f        put file or directory SRC into the guest at DST (default /)
@@ -21,6 +21,10 @@
 #   -I INITRD boot the initramfs INITRD (a cpio archive, e.g. a whole root
 #             with systemd) instead of busybox's, with SCRIPT added as /payload:
 #             its init (-a rdinit=...) must run it and frame it as below
+#   -o GCDA   after the script, the kernel's gcov data (every .gcda file
+#             under debugfs's gcov/, kept there for modules since unloaded)
+#             as a tar archive into directory GCDA, through the guest's
+#             second serial port, which carries nothing else
 #
 # The guest's output is framed by "==ZCVM== accel=kvm|tcg", "==ZCVM== begin",
 # "==ZCVM== rc=N", "==ZCVM== dmesg" and "==ZCVM== end", or ends with
@@ -32,8 +36,9 @@ set -euo pipefail
 LAB=${ZCDEV_LAB:-/var/cache/zcdev-lab}
 id='' files=() bins=() icount='' timeout=1200 silence='' mem=2G cpus=2 append='' initrd=''
 
-usage() { sed -n '4,29s/^# \{0,1\}//p' "$0" >&2; exit 2; }
-while getopts "k:f:b:it:w:m:c:a:I:h" opt; do
+usage() { sed -n '4,33s/^# \{0,1\}//p' "$0" >&2; exit 2; }
+gcda=''
+while getopts "k:f:b:it:w:m:c:a:I:o:h" opt; do
 	case $opt in
 	k) id=$OPTARG ;;
 	f) files+=("$OPTARG") ;;
@@ -45,6 +50,7 @@ while getopts "k:f:b:it:w:m:c:a:I:h" opt; do
 	c) cpus=$OPTARG ;;
 	a) append="$append $OPTARG" ;;
 	I) initrd=$OPTARG ;;
+	o) gcda=$OPTARG ;;
 	*) usage ;;
 	esac
 done
@@ -86,6 +92,7 @@ for f in "${files[@]}"; do
 	cp -a "$src" "$root/$dst"
 done
 cp "$script" "$root/payload"
+[ -z "$gcda" ] || touch "$root/zcvm-gcov"
 
 cat >"$root/init" <<'EOF'
 #!/bin/busybox sh
@@ -102,10 +109,20 @@ cd /root
 echo; echo "==ZCVM== begin"
 sh /payload </dev/null 2>&1
 echo "==ZCVM== rc=$?"
+if [ -e /zcvm-gcov ]; then
+	mount -t debugfs none /sys/kernel/debug 2>/dev/null
+	mkdir -p /tmp/gcov
+	# cat, not cp or tar: the files are seq_files of no size
+	(cd /sys/kernel/debug/gcov 2>/dev/null && find . -name '*.gcda') | while read -r f; do
+		mkdir -p "/tmp/gcov/${f%/*}" && cat "/sys/kernel/debug/gcov/$f" >"/tmp/gcov/$f"
+	done
+	{ tar -cf - -C /tmp/gcov . | base64; echo "==ZCVM== gcov end"; } >/dev/ttyS1
+	echo "==ZCVM== gcov: $(find /tmp/gcov -name '*.gcda' | wc -l) files"
+fi
 echo "==ZCVM== dmesg"
 dmesg
 echo "==ZCVM== end"
-poweroff -f
+reboot -f
 EOF
 chmod +x "$root/init"
 (cd "$root" && find . | cpio -o -H newc --quiet) >"$work/initrd"
@@ -141,11 +158,14 @@ echo "==ZCVM== accel=$ACCEL"
 # printed nothing for $silence seconds (a guest that never gets past the
 # BIOS, a kernel that hangs without a word) or used up its $timeout.
 start=$SECONDS ended=
+serial=()
+[ -z "$gcda" ] || serial=(-serial mon:stdio -serial "file:$work/ttyS1")
 boot() {
 	local qemu printer quiet_since=$SECONDS size=0 now
 
 	: >"$work/raw"
-	qemu-system-x86_64 "${accel[@]}" \
+	: >"$work/ttyS1"
+	qemu-system-x86_64 "${accel[@]}" "${serial[@]}" \
 		-smp "$cpus" -m "$mem" -nographic -no-reboot -nic none \
 		-kernel "$VMLINUZ" -initrd "$work/initrd" -append "$cmdline" \
 		</dev/null >"$work/raw" 2>&1 &
@@ -185,6 +205,16 @@ if [ -z "$ended" ] && ! grep -q '^==ZCVM== begin$' "$work/console" &&
 	echo "==ZCVM== retry: the kernel crashed before the payload began: $why"
 	echo "vm-run: $KREL crashed while it booted ($why): booting it again" >&2
 	boot
+fi
+
+# the gcov data: a tar archive in base64, which ends with a line of its own
+if [ -n "$gcda" ]; then
+	mkdir -p "$gcda"
+	if ! grep -q '^==ZCVM== gcov end' "$work/ttyS1" ||
+	   ! tr -d '\r' <"$work/ttyS1" | sed '/^==ZCVM== gcov end$/,$d' | base64 -d |
+		tar -xf - -C "$gcda"; then
+		echo "vm-run: no gcov data came from the guest" >&2
+	fi
 fi
 
 if [ -n "$ended" ]; then
