@@ -46,7 +46,7 @@ STAGES=(
 	selftests	# the selftests built, static, 64-bit and -m32
 	kernels		# each stock kernel: W=1, sparse, modinfo, its guest judged
 	gates		# the judge and the kernel-log gate fail planted faults
-	faults		# the page-reference budget and failed loads, planted
+	faults		# the page-count guard, folios and failed loads, planted
 	cross		# arm64 builds without the rep stosb path
 	probe		# the build probes follow the kernel tree
 	debug		# the debug kernel: the same as a stock kernel
