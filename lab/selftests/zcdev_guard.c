@@ -358,6 +358,22 @@ static void still_zeros(struct __test_metadata *_metadata, int dev, int p[2])
 		EXPECT_EQ(0, pipe_read_zeros(p[0], r));
 }
 
+/*
+ * After an attack that consumed nothing: the @n bytes of @target read back,
+ * then still_zeros(), and the pipes closed
+ */
+static void read_back(struct __test_metadata *_metadata, int dev, int target,
+		      long n, int p[2], int q[2])
+{
+	int err = pipe_read_zeros(target, n);
+
+	EXPECT_EQ(0, err) TH_LOG("reading back %ld bytes: %s", n,
+				 strerror(err));
+	still_zeros(_metadata, dev, p);
+	close_pipe(p);
+	close_pipe(q);
+}
+
 static void run_bytewise(struct __test_metadata *_metadata, int dev,
 			 bool tee_it)
 {
@@ -478,7 +494,6 @@ static void run_efbig(struct __test_metadata *_metadata, int dev,
 	int p[2] = { -1, -1 }, q[2] = { -1, -1 }, *t;
 	struct bystander by;
 	struct attack a = { 0 };
-	int err;
 	long n;
 
 	bystander_start(_metadata, &by, dev);
@@ -490,12 +505,7 @@ static void run_efbig(struct __test_metadata *_metadata, int dev,
 	efbig(_metadata, t, n, &a);
 	expect_attack(_metadata, &a, "splices into a file past RLIMIT_FSIZE");
 	bystander_finish(_metadata, &by);
-	err = pipe_read_zeros(t[0], n);
-	EXPECT_EQ(0, err) TH_LOG("reading back %ld bytes: %s", n,
-				 strerror(err));
-	still_zeros(_metadata, dev, p);
-	close_pipe(p);
-	close_pipe(q);
+	read_back(_metadata, dev, t[0], n, p, q);
 }
 
 TEST_F_TIMEOUT(guard, efbig, 600)
@@ -520,7 +530,6 @@ static void run_efault(struct __test_metadata *_metadata, int dev,
 	void *nowhere = hole_addr();
 	ssize_t r;
 	long n;
-	int err;
 
 	ASSERT_NE(NULL, nowhere);
 	bystander_start(_metadata, &by, dev);
@@ -538,12 +547,7 @@ static void run_efault(struct __test_metadata *_metadata, int dev,
 	a.ns = now_ns() - a.ns;
 	expect_attack(_metadata, &a, "reads into an unmapped address");
 	bystander_finish(_metadata, &by);
-	err = pipe_read_zeros(t[0], n);
-	EXPECT_EQ(0, err) TH_LOG("reading back %ld bytes: %s", n,
-				 strerror(err));
-	still_zeros(_metadata, dev, p);
-	close_pipe(p);
-	close_pipe(q);
+	read_back(_metadata, dev, t[0], n, p, q);
 }
 
 TEST_F_TIMEOUT(guard, efault, 300)
