@@ -15,8 +15,9 @@
  * - Only consumers that keep pages (socket frags, bvec I/O) take page
  *   references, and they call ->confirm() first.  zc_pipe_buf_confirm()
  *   reads the folio's count and, from ZC_REFS_HIGH (2^30) on, marks the
- *   zero worn and moves the buffer onto a fresh zero; it fails only when
- *   no fresh zero can hold the buffer.  So the count passes 2^30 only by
+ *   zero worn and moves the buffer onto a fresh zero, at offset 0 when
+ *   it does not fit where it was; it fails only when no zero can hold the
+ *   buffer (the zero page holds a page).  So the count passes 2^30 only by
  *   what is taken after one confirm, a few hundred a page at most, and
  *   by references taken without one (skb clones, each with its skb):
  *   the 2^31 - 2^30 left before try_get_page() refuses cost 40 GiB.
@@ -348,36 +349,48 @@ static struct zc_gen *buf_gen(const struct pipe_buffer *buf)
 	return (struct zc_gen *)buf->private;
 }
 
-/* Whether @buf can point into @zero instead. */
+/*
+ * Whether @zero can carry @buf's bytes: the zero page up to a page, a
+ * folio up to its size, if it may take more references.
+ */
 static bool zc_zero_holds(const struct zc_zero *zero,
 			  const struct pipe_buffer *buf)
 {
-	return zero->folio && !READ_ONCE(zero->worn) &&
+	if (!zero->folio)
+		return buf->len <= PAGE_SIZE;
+	return !READ_ONCE(zero->worn) &&
 	       folio_ref_count(zero->folio) < ZC_REFS_HIGH &&
-	       buf->offset + buf->len <= zero->size;
+	       buf->len <= zero->size;
 }
 
 /*
  * @buf's folio has all the page references it may: move @buf onto the
- * current zero, the same bytes at the same offset.  The new generation's
- * reference is taken before the old one goes: fuse confirms its own copy
- * of a buffer with the pipe unlocked.
+ * current zero, at the same offset if it fits there, else at 0 (its
+ * bytes are zeros either way; every caller of ->confirm() reads
+ * buf->page and buf->offset after it).  The new generation's reference
+ * is taken before the old one goes: fuse confirms its own copy of a
+ * buffer with the pipe unlocked.
  */
 static int zc_pipe_buf_rehome(struct pipe_buffer *buf)
 {
 	struct zc_gen *old = buf_gen(buf), *gen;
+	const struct zc_zero *zero;
 	unsigned int slots = 1;
 
 	WRITE_ONCE(old->zero->worn, true);
-	gen = zc_gen_get(buf->offset + buf->len, &slots);
+	gen = zc_gen_get(buf->len, &slots);
 	if (!gen)
 		return -ENOMEM;
-	if (!zc_zero_holds(gen->zero, buf)) {
+	zero = gen->zero;
+	if (!zc_zero_holds(zero, buf)) {
 		percpu_ref_put(&gen->bufs);
-		pr_notice_ratelimited("no zero folio to move a buffer to: ENOMEM\n");
+		pr_notice_ratelimited("no zero of %u bytes to move a buffer to: ENOMEM\n",
+				      buf->len);
 		return -ENOMEM;
 	}
-	buf->page = folio_page(gen->zero->folio, 0);
+	if (buf->offset + buf->len > zero->size)
+		buf->offset = 0;
+	buf->page = zero->folio ? folio_page(zero->folio, 0) : ZERO_PAGE(0);
 	buf->private = (unsigned long)gen;
 	percpu_ref_put(&old->bufs);
 	return 0;
