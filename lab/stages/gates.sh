@@ -17,7 +17,9 @@
 #   between it and a pass;
 # - a module whose read() leaves a byte at 1 now and then
 #   (lab/faults/dirty.patch) logs nothing: zcdev_fuzz alone can see it,
-#   and must.
+#   and must;
+# - a guest that goes silent is ended by run.sh's watchdog, which asks it
+#   for its blocked tasks first, and the judge shows them.
 
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
@@ -150,5 +152,19 @@ if FAULT=dirty build "$k" "$G/dirty-src"; then
 	fi
 else
 	result fail "gate: a module with a planted dirty read() builds ($k)" "$G/dirty-src.log"
+fi
+
+# A guest that goes silent: the watchdog ends it after asking it for its
+# blocked tasks, and the judge shows them.
+printf 'echo going quiet\nexec sleep 600\n' >"$G/quiet.sh"
+lab/vm/run.sh -k "$k" -w 10 -t 300 "$G/quiet.sh" >"$G/quiet.console" 2>&1
+lab/vm/judge.sh "$k" "$G/quiet.console" $? >"$G/quiet.tap"
+what="gate: a silent guest is ended and shows its blocked tasks ($k)"
+if grep -q '^#   it printed nothing for 10 s' "$G/quiet.tap" &&
+   grep -q '^#   going quiet$' "$G/quiet.tap" &&
+   grep -q 'sysrq: Show Blocked State' "$G/quiet.tap"; then
+	result ok "$what"
+else
+	result fail "$what" "$G/quiet.tap"
 fi
 exit $failed

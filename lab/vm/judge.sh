@@ -66,7 +66,13 @@ if [ "$vmrc" != 124 ] && grep -q '^==ZCVM== end$' "$console"; then
 else
 	notok "the VM ran to its end under ${accel:-?} (no hang, no panic)"
 	echo "#   ${ended:-the guest did not finish}; the console's last lines:"
-	grep -av '^==ZCVM== ended' "$console" | tail -40 | cut -c1-200 | sed 's/^/#   /'
+	# a silent guest's: what it printed last, then its blocked tasks
+	# (lab/vm/run.sh asked with SysRq w)
+	awk '/sysrq: Show Blocked State/ { n = NR } { line[NR] = $0 }
+		END { if (!n) n = NR + 1
+		      for (i = n - 40; i < n; i++) if (i > 0) print line[i]
+		      for (i = n; i < n + 60 && i <= NR; i++) print line[i] }' "$console" |
+		grep -av '^==ZCVM== ended' | cut -c1-200 | sed 's/^/#   /'
 fi
 
 # --- the guest's own TAP lines -----------------------------------------

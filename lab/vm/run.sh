@@ -14,7 +14,8 @@
 #             (one guest nanosecond per instruction), nokaslr
 #   -t SECS   the guest's time budget: end it after SECS seconds (default 1200)
 #   -w SECS   watchdog: end a guest that prints nothing for SECS (default 60,
-#             or the kernel's VM_SILENCE)
+#             or the kernel's VM_SILENCE), after asking it with SysRq for
+#             its blocked tasks (w) and every CPU's backtrace (l)
 #   -a ARGS   more kernel command line (the lane boots with panic_on_warn=1,
 #             oops=panic, softlockup_panic=1, hung_task_panic=1, loglevel=5,
 #             and the kernel's VM_APPEND); may be given more than once
@@ -36,7 +37,7 @@ set -euo pipefail
 LAB=${ZCDEV_LAB:-/var/cache/zcdev-lab}
 id='' files=() bins=() icount='' timeout=1200 silence='' mem=2G cpus=2 append='' initrd=''
 
-usage() { sed -n '4,33s/^# \{0,1\}//p' "$0" >&2; exit 2; }
+usage() { sed -n '4,34s/^# \{0,1\}//p' "$0" >&2; exit 2; }
 gcda=''
 while getopts "k:f:b:it:w:m:c:a:I:o:h" opt; do
 	case $opt in
@@ -144,7 +145,8 @@ accel=(-accel tcg -cpu max)
 # whatever the test does afterwards.  The log is never cleared, and large
 # enough to keep the whole run for the final dmesg.
 cmdline="console=ttyS0 panic=-1 loglevel=5 printk.time=1 log_buf_len=8M"
-cmdline="$cmdline panic_on_warn=1 oops=panic softlockup_panic=1 hung_task_panic=1 $append"
+cmdline="$cmdline panic_on_warn=1 oops=panic softlockup_panic=1 hung_task_panic=1"
+cmdline="$cmdline sysrq_always_enabled $append"
 if [ -n "$icount" ]; then
 	ACCEL=tcg
 	# shellcheck disable=SC2054 # commas belong to -icount's value
@@ -160,6 +162,19 @@ echo "==ZCVM== accel=$ACCEL"
 start=$SECONDS ended=
 serial=()
 [ -z "$gcda" ] || serial=(-serial mon:stdio -serial "file:$work/ttyS1")
+
+# A silent guest is asked what it is waiting for before it is ended: SysRq
+# w and l on its keyboard, through QEMU's monitor, and a few seconds to
+# print the answer.
+sysrq() {
+	local key
+	for key in w l; do
+		echo "sendkey alt-sysrq-$key" |
+			timeout 5 socat - "UNIX-CONNECT:$work/monitor" >/dev/null 2>&1 || true
+		sleep 5
+	done
+}
+
 boot() {
 	local qemu printer quiet_since=$SECONDS size=0 now
 
@@ -167,6 +182,7 @@ boot() {
 	: >"$work/ttyS1"
 	qemu-system-x86_64 "${accel[@]}" "${serial[@]}" \
 		-smp "$cpus" -m "$mem" -nographic -no-reboot -nic none \
+		-monitor "unix:$work/monitor,server=on,wait=off" \
 		-kernel "$VMLINUZ" -initrd "$work/initrd" -append "$cmdline" \
 		</dev/null >"$work/raw" 2>&1 &
 	qemu=$!
@@ -180,6 +196,7 @@ boot() {
 			size=$now quiet_since=$SECONDS
 		elif [ $((SECONDS - quiet_since)) -ge "$silence" ]; then
 			ended="it printed nothing for $silence s"
+			sysrq
 		fi
 		[ $((SECONDS - start)) -lt "$timeout" ] || ended="its time budget of $timeout s ran out"
 		if [ -n "$ended" ]; then

@@ -43,7 +43,7 @@ HOST_PKGS="qemu-system-x86 busybox-static cpio debootstrap linux-source-6.1
 	sparse stress-ng trinity liburing-dev fio gnuplot-nox xz-utils zstd kmod bc
 	gcc-multilib
 	gcc make libc6-dev dkms dwarves
-	dpkg-dev debhelper dh-dkms lintian shellcheck openssl"
+	dpkg-dev debhelper dh-dkms lintian shellcheck openssl socat"
 # In the trixie root: on the host, gcc-aarch64-linux-gnu conflicts with
 # gcc-multilib.
 CROSS_PKGS="gcc-aarch64-linux-gnu make gcc libc6-dev flex bison bc libssl-dev"
