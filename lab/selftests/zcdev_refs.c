@@ -83,6 +83,12 @@ struct rig {
 	int p[2], q[2], sv[2], null;
 };
 
+/*
+ * A call that blocks this long fails (EAGAIN) with the test's message,
+ * before the harness's timeout kills it without one.
+ */
+static const struct timeval stall = { .tv_sec = 20 };
+
 static int rig_open(struct rig *r)
 {
 	int size = SOCK_BUF;
@@ -94,7 +100,8 @@ static int rig_open(struct rig *r)
 		return -1;
 	if (setsockopt(r->sv[0], SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof(size)))
 		setsockopt(r->sv[0], SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
-	return 0;
+	return setsockopt(r->sv[0], SOL_SOCKET, SO_SNDTIMEO, &stall,
+			  sizeof(stall));
 }
 
 static void rig_close(struct rig *r)
@@ -264,7 +271,6 @@ static int net_pair(enum net_case c, int sv[2])
 		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
 	};
 	int type = c == TCP_TINY_MSS ? SOCK_STREAM : SOCK_DGRAM;
-	struct timeval tv = { .tv_sec = 10 };
 	socklen_t alen = sizeof(a);
 	int size = c == TCP_TINY_MSS ? TCP_BUF : SOCK_BUF, mss = TINY_MSS, l;
 	int opt = c == TCP_TINY_MSS ? SO_RCVBUF : SO_RCVBUFFORCE;
@@ -275,7 +281,8 @@ static int net_pair(enum net_case c, int sv[2])
 	if (sv[0] < 0 || l < 0)
 		return errno;
 	if (setsockopt(l, SOL_SOCKET, opt, &size, sizeof(size)) ||
-	    setsockopt(l, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) ||
+	    setsockopt(l, SOL_SOCKET, SO_RCVTIMEO, &stall, sizeof(stall)) ||
+	    setsockopt(sv[0], SOL_SOCKET, SO_SNDTIMEO, &stall, sizeof(stall)) ||
 	    setsockopt(sv[0], SOL_SOCKET, opt == SO_RCVBUF ? SO_SNDBUF :
 		       SO_SNDBUFFORCE, &size, sizeof(size)))
 		return errno;
