@@ -269,9 +269,9 @@ done
 # the CPU time make used (user and system, of all its children), which
 # no load changes: divided by the CPUs, what an idle machine would take.
 times >"$out/times.1"
-cpu=$(cat "$out/times.0" "$out/times.1" | awk 'FNR == 2 {
+cpu=$(awk 'FNR == 2 {
 	s = 0; for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); s += t[1] * 60 + t[2] }
-	c[NR > 2] = s } END { printf "%d", c[1] - c[0] }')
+	c[NR > 2] = s } END { printf "%d", c[1] - c[0] }' "$out/times.0" "$out/times.1")
 echo "$((SECONDS - start)) s of make -j$(nproc) at nice 19${resumed:+ (resumed)}, $(grep -c '^  CC' "$out/build.log") files compiled; $cpu s of CPU, $((cpu / $(nproc))) s of $(nproc) idle CPUs; load $load0 at its start and $(cut -d' ' -f1 /proc/loadavg) at its end" \
 	>"$out/build.time"
 say "built in $((SECONDS - start)) s: $(cat "$ROOT$kdir/include/config/kernel.release")"
