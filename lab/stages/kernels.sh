@@ -36,10 +36,16 @@ kernel() {
 	cp "$dir/src/zcdev.ko" "$dir/zcdev.ko"
 	lane_add built "$k"
 
-	if build "$k" "$dir/sparse" C=2; then
-		result ok "$k: sparse (C=2) clean"
-	else
+	# 7.x's headers require a checker that parses __typeof_unqual__:
+	# its build refuses Debian's sparse (0.6.4) and checks nothing.
+	if ! build "$k" "$dir/sparse" C=2; then
 		result fail "$k: sparse (C=2) clean" "$dir/sparse.log"
+	elif grep -q 'CHECK .*/zcdev_main\.c$' "$dir/sparse.log"; then
+		result ok "$k: sparse (C=2) clean"
+	elif grep -q 'C=2 specified, but .* not available or not up to date' "$dir/sparse.log"; then
+		echo "ok - $k: sparse (C=2) clean # SKIP $KREL's build refuses this sparse (no __typeof_unqual__)"
+	else
+		result fail "$k: sparse (C=2) checked zcdev's sources" "$dir/sparse.log"
 	fi
 
 	if modinfo "$dir/zcdev.ko" >"$dir/modinfo.log" 2>&1 &&
