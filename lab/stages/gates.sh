@@ -18,6 +18,8 @@
 # - a module whose read() leaves a byte at 1 now and then
 #   (lab/faults/dirty.patch) logs nothing: zcdev_fuzz alone can see it,
 #   and must;
+# - sparse warns of a __user pointer cast away (lab/faults/sparse.patch),
+#   on 6.1 and on 7.x;
 # - a guest that goes silent is ended by run.sh's watchdog, which asks it
 #   for its blocked tasks first, and the judge shows them.
 
@@ -153,6 +155,21 @@ if FAULT=dirty build "$k" "$G/dirty-src"; then
 else
 	result fail "gate: a module with a planted dirty read() builds ($k)" "$G/dirty-src.log"
 fi
+
+# sparse sees a __user pointer cast away (lab/faults/sparse.patch), on a
+# kernel of bookworm's sparse and on 7.x, where sid's checks.
+kks=$k
+[ "$k" = 6.1 ] || ! grep -qx 6.1 "$LANE_OUT/built" || kks="6.1 $k"
+for kk in $kks; do
+	what="gate: sparse fails a planted __user cast ($kk)"
+	if FAULT=sparse build "$kk" "$G/sparse-$kk" C=2; then
+		result fail "$what" "$G/sparse-$kk.log"
+	elif grep -q "warning: cast removes address space '__user'" "$G/sparse-$kk.log"; then
+		result ok "$what: $(grep -m1 'address space' "$G/sparse-$kk.log" | sed 's|.*/||')"
+	else
+		result fail "$what" "$G/sparse-$kk.log"
+	fi
+done
 
 # A guest that goes silent: the watchdog ends it after asking it for its
 # blocked tasks, and the judge shows them.

@@ -14,6 +14,18 @@ env=$LAB/kernels/$id/env
 # shellcheck disable=SC1090
 . "$env"
 
+# sparse: on a kernel of the trixie root, sid's (lab/vm/setup.sh), which
+# the kernel's own check of the checker cannot find, so it is not asked.
+if [ -n "$BROOT" ] && [ -x "$BROOT/opt/sid-sparse/sparse" ]; then
+	for a; do
+		shift
+		case $a in
+		C=*)	set -- "$@" "KBUILD_CHECKSRC=${a#C=}" CHECK=/opt/sid-sparse/sparse ;;
+		*)	set -- "$@" "$a" ;;
+		esac
+	done
+fi
+
 if [ -z "$BROOT" ]; then
 	exec make -C "$KDIR" M="$dir" "$@"
 fi

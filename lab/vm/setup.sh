@@ -177,7 +177,39 @@ setup_trixie_root() {
 		chroot "$root" apt-get install -y -qq -o Dpkg::Use-Pty=0 --no-install-recommends \
 			dkms kmod >/dev/null
 	fi
+	setup_sid_sparse "$root"
 	echo "$root"
+}
+
+# sid's sparse in the trixie root, as /opt/sid-sparse/sparse: 7.x's headers
+# need a checker that parses __typeof_unqual__, which trixie's sparse
+# (0.6.4) cannot.  It runs on sid's C library, kept beside it.
+setup_sid_sparse() {
+	local dir=$1/opt/sid-sparse tmp f
+	[ -x "$dir/sparse" ] && return
+	say "sid's sparse, for 7.x"
+	apt_suite sid
+	APT+=(-o Acquire::Check-Valid-Until=false)
+	tmp=$(mktemp -d)
+	fetch_debs "$tmp" sparse libc6
+	for f in "$tmp"/*.deb; do
+		dpkg-deb -x "$f" "$tmp/x"
+	done
+	mkdir -p "$dir"
+	cp "$tmp/x/usr/bin/sparse" "$dir/sparse.bin"
+	for f in libc.so.6 ld-linux-x86-64.so.2; do
+		cp -L "$(find "$tmp/x" -name "$f" -type f -o -name "$f" -type l | head -1)" "$dir/$f"
+	done
+	rm -rf "$tmp"
+	cat >"$dir/sparse.tmp" <<-'EOF'
+	#!/bin/sh
+	d=/opt/sid-sparse
+	exec $d/ld-linux-x86-64.so.2 --library-path $d $d/sparse.bin "$@"
+	EOF
+	chmod +x "$dir/sparse.tmp"
+	"$dir/ld-linux-x86-64.so.2" --library-path "$dir" "$dir/sparse.bin" --version >/dev/null ||
+		die "sid's sparse does not run"
+	mv "$dir/sparse.tmp" "$dir/sparse"
 }
 
 # setup_trixie_kernel ID FLAVOUR: trixie-backports' linux-image-FLAVOUR
