@@ -59,10 +59,17 @@ unload() {
 # with the program's name before each test's, as "zcdev_read_32.zcdev.
 # zczero.node"; lab/vm/judge.sh judges each test of zcdev's, and prints the
 # stock devices' as references.  The step itself asks only that the
-# program ran to its end: the harness printed its totals.
+# program ran to its end: the harness printed its totals.  Each line goes
+# on at once (awk's fflush(); busybox's sed would hold a pipe's output
+# until it ends): a test that runs a minute is not a silent guest.
 selftests() {		# selftests PROG [NAME]: NAME (default PROG) before its tests
 	ZCDEV_KO=${KO:-/zcdev.ko} /t/$1 2>&1 |
-		sed -E "s/^((not )?ok [0-9]+ )([a-z])/\1${2:-$1}.\3/; s/^(#  RUN +)/\1${2:-$1}./" |
+		awk -v n="${2:-$1}" '
+		/^(not )?ok [0-9]+ [a-z]/ || /^#  RUN +/ {
+			match($0, /^((not )?ok [0-9]+ |#  RUN +)/)
+			$0 = substr($0, 1, RLENGTH) n "." substr($0, RLENGTH + 1)
+		}
+		{ print; fflush() }' |
 		tee /tmp/selftests.out >/dev/console
 	grep -qE '^# (PASSED|FAILED): [0-9]+ / [0-9]+ tests passed' /tmp/selftests.out
 }
