@@ -7,7 +7,8 @@
  * - A buffer points into a zero (struct zc_zero): a zeroed folio of up
  *   to splice_buffer bytes, or the kernel's zero page when no folio can
  *   be had or splice_buffer is 4096.  Buffers are never mergeable and
- *   never stolen (zc_pipe_buf_ops), so nobody writes that memory.
+ *   never stolen (zc_pipe_buf_ops has no ->try_steal), so nobody writes
+ *   that memory.
  * - A buffer holds no page reference.  It holds one reference on a
  *   generation (struct zc_gen), a percpu_ref: a splice or tee adds on
  *   its CPU, a release subtracts on its own.  No page count is written
@@ -412,12 +413,6 @@ static void zc_pipe_buf_release(struct pipe_inode_info *pipe,
 	percpu_ref_put(&buf_gen(buf)->bufs);
 }
 
-static bool zc_pipe_buf_try_steal(struct pipe_inode_info *pipe,
-				  struct pipe_buffer *buf)
-{
-	return false;
-}
-
 static bool zc_pipe_buf_get(struct pipe_inode_info *pipe,
 			    struct pipe_buffer *buf)
 {
@@ -428,7 +423,7 @@ static bool zc_pipe_buf_get(struct pipe_inode_info *pipe,
 static const struct pipe_buf_operations zc_pipe_buf_ops = {
 	.confirm	= zc_pipe_buf_confirm,
 	.release	= zc_pipe_buf_release,
-	.try_steal	= zc_pipe_buf_try_steal,
+	/* no .try_steal: pipe_buf_try_steal() refuses for us */
 	.get		= zc_pipe_buf_get,
 };
 
