@@ -219,8 +219,10 @@ boot
 if [ -z "$ended" ] && ! grep -q '^==ZCVM== begin$' "$work/console" &&
    grep -aqE 'Oops|BUG:|Kernel panic' "$work/console"; then
 	why=$(grep -aE -m1 'Oops|BUG:|Kernel panic' "$work/console" | cut -c1-160)
+	# to stderr first, without the kernel's timestamp: the judge reads
+	# what follows the retry line as the kernel log of the second boot
+	echo "vm-run: $KREL crashed while it booted (${why#*] }): booting it again" >&2
 	echo "==ZCVM== retry: the kernel crashed before the payload began: $why"
-	echo "vm-run: $KREL crashed while it booted ($why): booting it again" >&2
 	boot
 fi
 
