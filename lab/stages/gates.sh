@@ -7,7 +7,8 @@
 # - the judge (lab/vm/judge.sh) is fed copies of that kernel's real run,
 #   each doctored one way: a guest that stops half-way, skips one step,
 #   has a zczero test skip or fail (whose diagnostics it must show), or
-#   logs a warning; it must fail each;
+#   logs a warning; it must fail each; and a line that a kernel message
+#   cut in two it must read whole, as it reads the run;
 # - every planted fault of lab/faults applies to the tree as it is, and
 #   a patch that no longer applies fails the build with its name (one
 #   doctored so);
@@ -77,6 +78,22 @@ fi
 awk '!done && /^ok - / { print "[   10.000000] WARNING: CPU: 0 PID: 1 at planted.c:1 planted"; done = 1 } 1' \
 	"$real" >"$G/warn.console"
 judged "a kernel warning on the console" "$G/warn.console"
+# A kernel message that cuts a zczero test's line after its first letter:
+# the judge reads the line whole (lab/vm/unsplit.sh), as the run it was,
+# and without that it misses the line.
+awk "!done && $ZCZERO_OK"' {
+	print "o[   10.000000] zcdev: a planted message"
+	$0 = substr($0, 2); done = 1 } 1' "$real" >"$G/split.console"
+lab/vm/judge.sh gate "$real" 0 >"$G/real.tap"
+lab/vm/judge.sh gate "$G/split.console" 0 >"$G/split.tap"
+JUDGE_UNSPLIT="cat" lab/vm/judge.sh gate "$G/split.console" 0 >"$G/split-raw.tap"
+if cmp -s "$G/real.tap" "$G/split.tap" && grep -q '^not ok' "$G/split-raw.tap"; then
+	result ok "gate: the judge reads a TAP line that a kernel message cut, and needs to"
+else
+	diff "$G/real.tap" "$G/split.tap" >"$G/split.diff"
+	result fail "gate: the judge reads a TAP line that a kernel message cut, and needs to" \
+		"$G/split.diff"
+fi
 
 # Every planted fault applies (build() applies it the same way), and one
 # that no longer does fails its build with one line that names it: warn's

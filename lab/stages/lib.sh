@@ -163,8 +163,10 @@ guest() {
 
 # console_parts CONSOLE GUEST DMESG: of a lab/vm/run.sh console, what
 # the guest's script printed into GUEST, its kernel log into DMESG
+# (the lines that a kernel message cut made whole: lab/vm/unsplit.sh)
 console_parts() {
-	sed -n '/^==ZCVM== begin$/,/^==ZCVM== rc=/p' "$1" | sed '1d;$d' >"$2"
+	lab/vm/unsplit.sh <"$1" | sed -n '/^==ZCVM== begin$/,/^==ZCVM== rc=/p' |
+		sed '1d;$d' >"$2"
 	sed -n '/^==ZCVM== dmesg$/,/^==ZCVM== end$/p' "$1" >"$3"
 }
 

@@ -45,6 +45,13 @@ is_reference() {
 	[[ $1 =~ ^([a-z0-9_]+\.)?[a-z0-9_]+\.ref_[a-z0-9_]+\. ]]
 }
 
+# The console with the lines that a kernel message cut made whole
+# (JUDGE_UNSPLIT=cat: as it is, for the gate that proves it matters).
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+${JUDGE_UNSPLIT:-"$(dirname "$0")/unsplit.sh"} <"$console" >"$tmp/console"
+console=$tmp/console
+
 accel=$(sed -n 's/^==ZCVM== accel=//p' "$console" | head -1)
 
 # A kernel that crashed while it booted, before the guest's payload began,
@@ -52,11 +59,9 @@ accel=$(sed -n 's/^==ZCVM== accel=//p' "$console" | head -1)
 # reported.
 if grep -q '^==ZCVM== retry: ' "$console"; then
 	sed -n 's/^==ZCVM== retry: /# vm-run booted the kernel twice: /p' "$console"
-	tmp=$(mktemp)
-	trap 'rm -f "$tmp"' EXIT
 	awk '/^==ZCVM== retry: / { n = NR } { line[NR] = $0 }
-		END { for (i = n + 1; i <= NR; i++) print line[i] }' "$console" >"$tmp"
-	console=$tmp
+		END { for (i = n + 1; i <= NR; i++) print line[i] }' "$console" >"$tmp/second"
+	console=$tmp/second
 fi
 
 # --- did it end? -------------------------------------------------------
