@@ -345,23 +345,27 @@ void zc_pipe_exit(void)
 	zc_zero_retire(zc_next_zero);
 }
 
+/* The first page of @zero's memory. */
+static struct page *zc_zero_page(const struct zc_zero *zero)
+{
+	return zero->folio ? folio_page(zero->folio, 0) : ZERO_PAGE(0);
+}
+
 static struct zc_gen *buf_gen(const struct pipe_buffer *buf)
 {
 	return (struct zc_gen *)buf->private;
 }
 
 /*
- * Whether @zero can carry @buf's bytes: the zero page up to a page, a
- * folio up to its size, if it may take more references.
+ * Whether @zero can carry @buf's bytes: up to its size (a page for the
+ * zero page), and a folio only while it may take more references.
  */
 static bool zc_zero_holds(const struct zc_zero *zero,
 			  const struct pipe_buffer *buf)
 {
-	if (!zero->folio)
-		return buf->len <= PAGE_SIZE;
-	return !READ_ONCE(zero->worn) &&
-	       folio_ref_count(zero->folio) < ZC_REFS_HIGH &&
-	       buf->len <= zero->size;
+	return buf->len <= zero->size &&
+	       (!zero->folio || (!READ_ONCE(zero->worn) &&
+				 folio_ref_count(zero->folio) < ZC_REFS_HIGH));
 }
 
 /*
@@ -391,7 +395,7 @@ static int zc_pipe_buf_rehome(struct pipe_buffer *buf)
 	}
 	if (buf->offset + buf->len > zero->size)
 		buf->offset = 0;
-	buf->page = zero->folio ? folio_page(zero->folio, 0) : ZERO_PAGE(0);
+	buf->page = zc_zero_page(zero);
 	buf->private = (unsigned long)gen;
 	percpu_ref_put(&old->bufs);
 	return 0;
@@ -436,12 +440,10 @@ static size_t splice_zero_into_pipe(struct pipe_inode_info *pipe,
 				    size_t len)
 {
 	const struct zc_zero *zero = gen->zero;
-	struct page *page = ZERO_PAGE(0);
+	struct page *page = zc_zero_page(zero);
 	unsigned int head = pipe->head, mask = pipe->ring_size - 1;
 	size_t spliced = 0;
 
-	if (zero->folio)
-		page = folio_page(zero->folio, 0);
 	while (n--) {
 		size_t chunk = min_t(size_t, len - spliced, zero->size);
 
