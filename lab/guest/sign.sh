@@ -8,7 +8,9 @@
 # cannot make the refused ones fail for another reason.  For each: "load
 # NAME: rc=N <insmod's words>", the kernel's messages as "kernel NAME:
 # ...", "loaded NAME: yes|no", and "zeros NAME: yes" when it loaded and
-# its device read zeros.
+# its device read zeros.  The kernel's messages are quoted without their
+# timestamps: lab/vm/unsplit.sh would take a line with one inside for a
+# line that a kernel message cut.
 
 echo "# kernel $(uname -r), sig_enforce=$(cat /sys/module/module/parameters/sig_enforce)"
 for m in unsigned other signed; do
@@ -17,7 +19,7 @@ for m in unsigned other signed; do
 	rc=$?
 	said=$(tr '\n' ' ' </tmp/insmod)
 	echo "load $m: rc=$rc${said:+ ${said% }}"
-	dmesg | tail -n +$((before + 1)) | sed "s/^/kernel $m: /"
+	dmesg | tail -n +$((before + 1)) | sed "s/^\[[^]]*\] *//; s/^/kernel $m: /"
 	if [ -e /sys/module/zcdev ]; then
 		echo "loaded $m: yes"
 		[ "$(dd if=/dev/zczero bs=1M count=4 2>/dev/null | tr -d '\000' | wc -c)" = 0 ] &&

@@ -10,7 +10,8 @@
 # start of a user line, and the next line that is not the kernel's is
 # its end.  The kernel's lines are kept, before the line they cut.  The
 # lines of lab/vm/run.sh ("==ZCVM== ...", "vm-run: ...") are left alone:
-# they may quote the kernel.
+# they may quote the kernel.  A guest that quotes its own kernel log
+# leaves the timestamps out (lab/guest/sign.sh).
 
 exec awk '
 function kernel(s) { return s ~ /^\[ *[0-9]+\.[0-9]+\] / }
@@ -23,6 +24,12 @@ function kernel(s) { return s ~ /^\[ *[0-9]+\.[0-9]+\] / }
 	}
 	if (kernel($0) || head == "") {
 		print
+		next
+	}
+	if (/^(==ZCVM== |vm-run: )/) {
+		print head
+		print
+		head = ""
 		next
 	}
 	print head $0
