@@ -10,24 +10,28 @@
 # (lab/vm/user-kernel.sh; ZCDEV_IMAGE_BROOT when its compiler is not the
 # host's), and the default list is that kernel alone.
 #
-# The lane is the stages below, run in order: each is lab/stages/NAME.sh,
-# says what it proves at its top, and prints TAP lines without numbers
-# ("ok - ...", "not ok - ...", "# ..."), which this script numbers and
-# counts; a stage that exits non-zero without a "not ok" fails as well.
-# Its whole output is in out/check/stage-NAME.log.  To add a stage, write
-# lab/stages/NAME.sh (lab/stages/lib.sh has what they share) and name it
-# in STAGES.  CHECK_STAGES="setup kernels ..." runs only those (setup
-# first: the others need what it leaves).  It closes with "N passed, N
-# failed, N skipped".
+# The lane is the stages below: each is lab/stages/NAME.sh, says what it
+# proves at its top, and prints TAP lines without numbers ("ok - ...",
+# "not ok - ...", "# ..."), which this script numbers and counts; a
+# stage that exits non-zero without a "not ok" fails as well.  Its whole
+# output is in out/check/stage-NAME.log.  To add a stage, write
+# lab/stages/NAME.sh (lab/stages/lib.sh has what they share), name it in
+# STAGES and, if it reads another stage's results, in needs().
+# CHECK_STAGES="setup kernels ..." runs only those (setup first: the
+# others need what it leaves).  It closes with "N passed, N failed, N
+# skipped".
 #
 # The debug kernel (lab/vm/debug-kernel.sh) and the roots of the early
 # warning, the package stage and the systemd stage are made in the
-# background, at nice 19, while the stock kernels run
-# (lab/stages/setup.sh).  The stages are run in their order, except that
-# one which waits for such a job (job_of) is put off while it runs and
-# the next stage that waits for nothing goes first: the foreground waits
-# only when nothing else is left.  At the end, each stage's wall time,
-# how long the foreground waited, and the total.
+# background, at nice 19 (lab/stages/setup.sh).  The stages run in their
+# order, CHECK_JOBS (default 2) at a time: under TCG a guest keeps about
+# one CPU busy, so two keep both.  While such a background job runs, one
+# at a time: the job has the other CPU.  A stage starts once the stages
+# whose results it reads have ended (needs) and its background job, if
+# it has one, is done (job_of); the next that can start goes first.  The
+# output is shown stage by stage in the order they started, as it comes
+# for the first.  At the end, when each stage started and its wall time,
+# how long nothing could run, and the total.
 #
 # Time is bounded: each guest has a budget (CHECK_VM_SECS, default 1200 s;
 # on the debug kernel CHECK_DEBUG_VM_SECS, default 2700 s) that never
@@ -89,20 +93,19 @@ tap() {
 	esac
 }
 
-# stage NAME: run lab/stages/NAME.sh, count its TAP lines and pass its
-# comments through as they come.
-stage() {
-	local s=$1 line rc=0 failed='' log=$LANE_OUT/stage-$1.log
-	while IFS= read -r line; do
-		case $line in
-		"not ok - "*)		tap fail "${line#not ok - }"; failed=1 ;;
-		"ok - "*"# SKIP"*)	tap skip "$(sed 's/ *# SKIP.*//' <<<"${line#ok - }")" ;;
-		"ok - "*)		tap ok "${line#ok - }" ;;
-		"==stage rc="*)		rc=${line#==stage rc=} ;;
-		"#"*)			echo "$line" ;;
-		esac
-	done < <("lab/stages/$s.sh" 2>&1 </dev/null | tee "$log"; echo "==stage rc=${PIPESTATUS[0]}")
-	[ "$rc" = 0 ] || [ -n "$failed" ] || tap fail "$s: lab/stages/$s.sh ran to its end" "$log"
+# needs STAGE: the stages whose results STAGE reads, besides setup's,
+# which every stage reads.  A stage starts when those have ended (ended
+# at all: a failed one leaves nothing, and the stage says so); one that
+# this run does not have (CHECK_STAGES) counts as ended.
+needs() {
+	case $1 in
+	setup)						;;
+	kernels | debug)				echo selftests ;;
+	gates | faults | user-image | install | kselftest) echo kernels ;;
+	debug-gates | pageref)				echo debug ;;
+	coverage)					echo debug debug-gates pageref ;;
+	*)						echo setup ;;
+	esac
 }
 
 # job_of STAGE: the setup stage's background job that STAGE waits for.
@@ -113,47 +116,111 @@ job_of() {
 	esac
 }
 
-# waits STAGE: whether STAGE would wait: its job was started and runs.
-waits() {
+# job_runs: whether one of the setup stage's background jobs runs.
+job_runs() {
 	local j
-	j=$(job_of "$1")
-	[ -n "$j" ] && [ -e "$LANE_OUT/$j.started" ] && [ ! -s "$LANE_OUT/$j.rc" ]
+	for j in "$LANE_OUT"/*.started; do
+		[ -e "$j" ] && [ ! -s "${j%.started}.rc" ] && return 0
+	done
+	return 1
 }
 
-# first_ready: the index in todo of the first stage that waits for
-# nothing, or -1.
-first_ready() {
-	local i
-	for i in "${!todo[@]}"; do
-		waits "${todo[$i]}" || { echo "$i"; return; }
+# ended STAGE: whether STAGE ended, or is not in this run.
+ended() {
+	[ -s "$LANE_OUT/stage-$1.rc" ] || [[ " ${STAGES[*]} " != *" $1 "* ]]
+}
+
+# running: how many stages run.
+running() {
+	local s r=0
+	for s in "${order[@]}"; do
+		[ -s "$LANE_OUT/stage-$s.rc" ] || r=$((r + 1))
 	done
-	echo -1
+	echo $r
+}
+
+# can_start STAGE: what it reads is there, and its job, if it has one,
+# was not started or has ended.
+can_start() {
+	local d j
+	for d in $(needs "$1"); do
+		ended "$d" || return 1
+	done
+	j=$(job_of "$1")
+	[ -z "$j" ] || [ ! -e "$LANE_OUT/$j.started" ] || [ -s "$LANE_OUT/$j.rc" ]
+}
+
+# start STAGE: lab/stages/STAGE.sh in the background, its output in
+# out/check/stage-STAGE.log, its exit code and end in stage-STAGE.rc.
+start() {
+	local s=$1
+	begun[$s]=$(date +%s)
+	( "lab/stages/$s.sh" </dev/null >"$LANE_OUT/stage-$s.log" 2>&1
+	  echo "$? $(date +%s)" >"$LANE_OUT/stage-$s.rc" ) &
+	order+=("$s")
+}
+
+# take LINE: a line of a stage's output: TAP lines numbered and counted,
+# comments passed through.
+take() {
+	case $1 in
+	"not ok - "*)		tap fail "${1#not ok - }"; failed=1 ;;
+	"ok - "*"# SKIP"*)	tap skip "$(sed 's/ *# SKIP.*//' <<<"${1#ok - }")" ;;
+	"ok - "*)		tap ok "${1#ok - }" ;;
+	"#"*)			echo "$1" ;;
+	esac
+}
+
+# show: the output of the first stage not yet shown, as far as it has
+# come: its whole lines, and its last one when it has ended.  Then, if
+# it has ended, its summary (a stage that exits non-zero without a "not
+# ok" fails as well), and on to the next.
+show() {
+	local s log lines rc end line
+
+	while [ "$shown" -lt ${#order[@]} ]; do
+		s=${order[$shown]} log=$LANE_OUT/stage-${order[$shown]}.log
+		rc='' lines=\$
+		[ -s "$LANE_OUT/stage-$s.rc" ] && read -r rc end <"$LANE_OUT/stage-$s.rc"
+		[ -n "$rc" ] || lines=$(wc -l <"$log")
+		if [ "$lines" = \$ ] || [ "$lines" -gt "$seen" ]; then
+			while IFS= read -r line; do
+				take "$line"
+			done < <(sed -n "$((seen + 1)),${lines}p" "$log")
+			[ "$lines" = \$ ] || seen=$lines
+		fi
+		[ -n "$rc" ] || return 0
+		[ "$rc" = 0 ] || [ -n "$failed" ] ||
+			tap fail "$s: lab/stages/$s.sh ran to its end" "$log"
+		times+=("$s $((begun[$s] - lane_start)) $((end - begun[$s]))")
+		shown=$((shown + 1)) seen=0 failed=''
+	done
 }
 
 rm -rf "$LANE_OUT"
 mkdir -p "$LANE_OUT"
 echo "TAP version 13"
-todo=("${STAGES[@]}") times=() idle=0
-while [ ${#todo[@]} -gt 0 ]; do
-	next=$(first_ready)
-	if [ "$next" -lt 0 ]; then
-		echo "# nothing left but ${todo[*]}, which wait for background jobs: waiting"
-		t=$SECONDS
-		until [ "$(first_ready)" -ge 0 ]; do
-			sleep 5
-		done
-		idle=$((idle + SECONDS - t))
-		continue
-	fi
-	s=${todo[$next]} t=$SECONDS
-	stage "$s"
-	times+=("$s $((SECONDS - t))")
-	unset "todo[$next]"
+declare -A begun=()
+todo=("${STAGES[@]}") order=() times=() shown=0 seen=0 failed='' idle=0
+lane_start=$(date +%s)
+while [ ${#todo[@]} -gt 0 ] || [ "$shown" -lt ${#order[@]} ]; do
+	jobs=${CHECK_JOBS:-2}
+	! job_runs || jobs=1
+	for i in "${!todo[@]}"; do
+		[ "$(running)" -lt "$jobs" ] || break
+		can_start "${todo[$i]}" || continue
+		start "${todo[$i]}"
+		unset "todo[$i]"
+	done
 	todo=("${todo[@]}")
+	show
+	t=$SECONDS
+	sleep 1
+	[ ${#todo[@]} -eq 0 ] || [ "$(running)" -gt 0 ] || idle=$((idle + SECONDS - t))
 done
-echo "# wall time of each stage, in the order they ran (s):"
-printf '%s\n' "${times[@]}" | awk '{ printf "#   %-12s %5d\n", $1, $2 }'
-echo "# the foreground waited for background jobs: $idle s"
+echo "# each stage: when it started and its wall time, in the order shown (s):"
+printf '%s\n' "${times[@]}" | awk '{ printf "#   %-12s %5d %5d\n", $1, $2, $3 }'
+echo "# no stage could run while background jobs ran: $idle s"
 sed -n 's/^debug-kernel: .*\] \(cold build: .*\)/# the debug kernel'"'"'s \1/p' \
 	"$LANE_OUT/debug-build.log" 2>/dev/null | tail -1
 echo "# the lane took $SECONDS s"

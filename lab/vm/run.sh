@@ -13,9 +13,11 @@
 #   -i        deterministic timing: one CPU, -icount shift=0,sleep=off
 #             (one guest nanosecond per instruction), nokaslr
 #   -t SECS   the guest's time budget: end it after SECS seconds (default 1200)
-#   -w SECS   watchdog: end a guest that prints nothing for SECS (default 60,
+#   -w SECS   watchdog: end a guest that prints nothing for SECS (default 120,
 #             or the kernel's VM_SILENCE), after asking it with SysRq for
-#             its blocked tasks (w) and every CPU's backtrace (l)
+#             its blocked tasks (w) and every CPU's backtrace (l).  A stock
+#             kernel's selftest can be silent for 50 s when the lane runs
+#             two guests at once.
 #   -a ARGS   more kernel command line (the lane boots with panic_on_warn=1,
 #             oops=panic, softlockup_panic=1, hung_task_panic=1, loglevel=5,
 #             and the kernel's VM_APPEND); may be given more than once
@@ -64,7 +66,7 @@ env=$LAB/kernels/$id/env
 VM_APPEND='' VM_SILENCE=''
 # shellcheck disable=SC1090
 . "$env"
-silence=${silence:-${VM_SILENCE:-60}}
+silence=${silence:-${VM_SILENCE:-120}}
 append="$VM_APPEND $append"
 
 work=$(mktemp -d /tmp/zcvm.XXXXXX)
