@@ -74,7 +74,7 @@ static int touch_shared_at(int fd, off_t off)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-TEST_F(zcdev, mmap)
+TEST_F_TIMEOUT(zcdev, mmap, 240)
 {
 	size_t pg = page_size(), n = 4 * pg;
 	unsigned char *a, *b;
@@ -350,7 +350,7 @@ static int huge_maps(int fd, long *huge_kb)
  * with THP), every zczero one must too, and where /dev/zero's is backed
  * by huge pages after MADV_HUGEPAGE, so must zczero's be.
  */
-TEST_F(zcdev, huge_alignment)
+TEST_F_TIMEOUT(zcdev, huge_alignment, 240)
 {
 	long st_kb, dv_kb;
 	int st, dv;

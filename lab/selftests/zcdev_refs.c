@@ -227,7 +227,7 @@ static void refs_run(struct __test_metadata *_metadata, int fd,
 }
 
 /* Each sequence in turn, its rig fresh */
-TEST_F(zcdev, references_stay_bounded)
+TEST_F_TIMEOUT(zcdev, references_stay_bounded, 240)
 {
 	static const char *const names[] = {
 		[SPLICES]		= "splices",
@@ -389,21 +389,21 @@ static void net_run(struct __test_metadata *_metadata, int fd,
 	close(sv[1]);
 }
 
-TEST_F(zcdev, udp_datagrams)
+TEST_F_TIMEOUT(zcdev, udp_datagrams, 240)
 {
 	if (!self->skip)
 		net_run(_metadata, self->fd, variant->is_stock, variant->path,
 			UDP_DGRAMS);
 }
 
-TEST_F(zcdev, udp_segments)
+TEST_F_TIMEOUT(zcdev, udp_segments, 240)
 {
 	if (!self->skip)
 		net_run(_metadata, self->fd, variant->is_stock, variant->path,
 			UDP_GSO);
 }
 
-TEST_F(zcdev, tcp_tiny_mss)
+TEST_F_TIMEOUT(zcdev, tcp_tiny_mss, 240)
 {
 	if (!self->skip)
 		net_run(_metadata, self->fd, variant->is_stock, variant->path,

@@ -68,7 +68,7 @@ static bool splice_ready(struct __test_metadata *_metadata,
 	return true;
 }
 
-TEST_F(zcdev, splice_sizes)
+TEST_F_TIMEOUT(zcdev, splice_sizes, 240)
 {
 	static const size_t sizes[] = {
 		1, 4095, 4096, 4097, 3 * 4096 + 5, 65536,
@@ -521,7 +521,7 @@ TEST_F_TIMEOUT(zcdev, zero_page_stays_zero, 120)
 }
 
 /* Splicing from a pipe into the device */
-TEST_F(zcdev, splice_into)
+TEST_F_TIMEOUT(zcdev, splice_into, 240)
 {
 	unsigned char pat[4096], back[4096];
 	unsigned int i;
@@ -906,7 +906,7 @@ static struct outcome dev_copy(int dev, loff_t *doff, int f, loff_t *foff,
  * device of the running kernel gives (self->ref), the same bytes in the
  * file and the same offsets after.
  */
-TEST_F(zcdev, copy_file_range_like_stock)
+TEST_F_TIMEOUT(zcdev, copy_file_range_like_stock, 240)
 {
 	static const size_t sizes[] = { 0, 1, 4097, MIB };
 	const size_t flen = 64 * KIB;
