@@ -51,12 +51,12 @@ STAGES=(
 	kernels		# each stock kernel: W=1, sparse, modinfo, its guest judged
 	gates		# the judge and the kernel-log gate fail planted faults
 	faults		# the page-count guard, folios and failed loads, planted
-	cross		# arm64 builds without the rep stosb path
-	probe		# the build probes follow the kernel tree
 	debug		# the debug kernel: the same as a stock kernel
 	debug-gates	# KASAN and kmemleak fail planted faults
 	pageref		# shared writes counted on the debug kernel: none
 	coverage	# zcdev's lines and branches the debug guests reached
+	cross		# arm64 builds without the rep stosb path
+	probe		# the build probes follow the kernel tree
 	user-image	# make check IMAGE= KDIR=, with Debian's 7.x as a user's
 	sid		# the early warning: sid's newest headers
 	dkms		# DKMS on 6.1, 6.12 and 7.x
