@@ -12,18 +12,21 @@
 #
 # The fuzzers, trinity and zcdev_fuzz, run for ZCDEV_FUZZ seconds each
 # (default 15), and the module is reloaded ZCDEV_RELOADS times at the end
-# (default 10); the kernel hands such a setting of its command line to
-# init as an environment variable.  Where the kernel has kmemleak, its verdict
-# is read while the module is loaded and after it is gone.
+# (default 10); ZCDEV_LIST names another list of programs than
+# /t/lane-list (lab/guest/programs.sh runs the rest).  The kernel hands
+# such a setting of its command line to init as an environment
+# variable.  Where the kernel has kmemleak, its verdict is read while the
+# module is loaded and after it is gone.
 
 KO=/zcdev.ko
 STRESS_OPS=${STRESS_OPS:-2000}
 FUZZ=${ZCDEV_FUZZ:-15}
 FUZZ_SEEDS=${ZCDEV_FUZZ_SEEDS:-"1 2 3"}
 RELOADS=${ZCDEV_RELOADS:-10}
+LIST=${ZCDEV_LIST:-/t/lane-list}
 
-# step, kstep, report, unload, kmemleak_check, selftests and plan are in
-# /guest-lib.
+# step, kstep, report, unload, kmemleak_check, lane_programs and plan
+# are in /guest-lib.
 
 nodes_ok() {
 	for d in zczero zcfull; do
@@ -46,20 +49,6 @@ read_path_kernel() {
 	echo kernel >/sys/module/zcdev/parameters/read_path &&
 	reads_zeros 16 &&
 	echo auto >/sys/module/zcdev/parameters/read_path
-}
-
-# selftests_zeropage PROG: PROG with zcdev loaded with splice_buffer=4096
-# (the zero page, one page a buffer, pipes pinning the module), and
-# reloaded so by the tests that reload it; its tests named PROG_zeropage.
-selftests_zeropage() {
-	local rc=0
-
-	unload && insmod $KO splice_buffer=4096 || return 1
-	ZCDEV_PARAMS=splice_buffer=4096 selftests $1 $1_zeropage || rc=1
-	lsmod | grep -q '^zcdev' || insmod $KO splice_buffer=4096
-	[ "$(cat /sys/module/zcdev/parameters/splice_buffer)" = 4096 ] || rc=1
-	unload && insmod $KO || rc=1
-	return $rc
 }
 
 reload_loop() {
@@ -142,21 +131,13 @@ fuzz_run() {
 
 . /guest-lib
 echo "# kernel $(uname -r), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
-plan "$0" "$(wc -l </t/lane-list)"
+plan "$0" "$(wc -l <"$LIST")"
 step "insmod zcdev.ko" insmod $KO
 step "/dev/zczero and /dev/zcfull are 0666 character devices" nodes_ok
 
 # The selftests: the programs lab/selftests/Makefile lists for the lane
-# (emit_lane), one step each, some of them again with zero-page buffers.
-while read -r prog how <&3; do
-	if [ "$how" = zeropage ]; then
-		step "selftests: $prog, splice_buffer=4096, ran to its end" \
-			selftests_zeropage "$prog"
-	else
-		step "selftests: $prog ran to its end" selftests "$prog"
-	fi
-	lsmod | grep -q '^zcdev' || insmod $KO
-done 3</t/lane-list
+# (emit_lane), or those of ZCDEV_LIST, one step each.
+lane_programs "$LIST"
 
 step "stress-ng zero" stress --zero 2 --zero-ops $STRESS_OPS
 step "stress-ng full" stress --full 2 --full-ops $STRESS_OPS

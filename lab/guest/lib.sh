@@ -4,6 +4,7 @@
 # What the lane's guest scripts (guest-check, guest-smoke) share: put in
 # the guest as /guest-lib by lab/check.sh and sourced there (busybox sh).
 
+KO=${KO:-/zcdev.ko}	# the module under test
 KMEMLEAK=/sys/kernel/debug/kmemleak
 HAVE_KMEMLEAK=		# set by plan
 
@@ -63,7 +64,7 @@ unload() {
 # on at once (awk's fflush(); busybox's sed would hold a pipe's output
 # until it ends): a test that runs a minute is not a silent guest.
 selftests() {		# selftests PROG [NAME]: NAME (default PROG) before its tests
-	ZCDEV_KO=${KO:-/zcdev.ko} /t/$1 2>&1 |
+	ZCDEV_KO=$KO /t/$1 2>&1 |
 		awk -v n="${2:-$1}" '
 		/^(not )?ok [0-9]+ [a-z]/ || /^#  RUN +/ {
 			match($0, /^((not )?ok [0-9]+ |#  RUN +)/)
@@ -72,6 +73,38 @@ selftests() {		# selftests PROG [NAME]: NAME (default PROG) before its tests
 		{ print; fflush() }' |
 		tee /tmp/selftests.out >/dev/console
 	grep -qE '^# (PASSED|FAILED): [0-9]+ / [0-9]+ tests passed' /tmp/selftests.out
+}
+
+# selftests_zeropage PROG: PROG with zcdev loaded with splice_buffer=4096
+# (the zero page, one page a buffer, pipes pinning the module), and
+# reloaded so by the tests that reload it; its tests named PROG_zeropage.
+selftests_zeropage() {
+	local rc=0
+
+	unload && insmod $KO splice_buffer=4096 || return 1
+	ZCDEV_PARAMS=splice_buffer=4096 selftests $1 $1_zeropage || rc=1
+	lsmod | grep -q '^zcdev' || insmod $KO splice_buffer=4096
+	[ "$(cat /sys/module/zcdev/parameters/splice_buffer)" = 4096 ] || rc=1
+	unload && insmod $KO || rc=1
+	return $rc
+}
+
+# lane_programs LIST: the programs of LIST (lab/selftests/Makefile's
+# emit_lane: "PROG", or "PROG zeropage" for PROG again with zero-page
+# buffers), a step each, zcdev loaded again after each if a test left
+# it unloaded.
+lane_programs() {
+	local prog how
+
+	while read -r prog how <&3; do
+		if [ "$how" = zeropage ]; then
+			step "selftests: $prog, splice_buffer=4096, ran to its end" \
+				selftests_zeropage "$prog"
+		else
+			step "selftests: $prog ran to its end" selftests "$prog"
+		fi
+		lsmod | grep -q '^zcdev' || insmod $KO
+	done 3<"$1"
 }
 
 # kmemleak's verdict: no unreferenced object allocated by zcdev (its

@@ -144,6 +144,7 @@ build() {
 # budget (CHECK_VM_SECS, 1200 s; on the debug kernel CHECK_DEBUG_VM_SECS,
 # 2700 s) that never reaches past the lane's.  On the debug kernel, gcov's
 # data after the run goes to DIR/NAME.gcda (lab/stages/coverage.sh).
+# The verdicts name K, or LABEL when it is set.
 guest() {
 	local k=$1 dir=$2 name=$3 ko=$4 script=$5 rc=0 secs left gcov=()
 	shift 5
@@ -158,7 +159,7 @@ guest() {
 	lab/vm/run.sh -k "$k" -t "$secs" "${gcov[@]}" "$@" -f "$ko:/zcdev.ko" \
 		-f "$LANE_OUT/selftests:/t" -f lab/guest/lib.sh:/guest-lib \
 		-b stress-ng -b trinity -b setpriv "$script" >"$dir/$name.console" 2>&1 || rc=$?
-	lab/vm/judge.sh "$k" "$dir/$name.console" $rc >"$dir/$name.tap"
+	lab/vm/judge.sh "${LABEL:-$k}" "$dir/$name.console" $rc >"$dir/$name.tap"
 }
 
 # console_parts CONSOLE GUEST DMESG: of a lab/vm/run.sh console, what
