@@ -26,12 +26,6 @@ function kernel(s) { return s ~ /^\[ *[0-9]+\.[0-9]+\] / }
 		print
 		next
 	}
-	if (/^(==ZCVM== |vm-run: )/) {
-		print head
-		print
-		head = ""
-		next
-	}
 	print head $0
 	head = ""
 }
