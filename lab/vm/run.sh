@@ -212,19 +212,30 @@ boot() {
 	wait $printer 2>/dev/null || true
 }
 boot
-# A kernel that crashes while it boots, before the payload has begun (and
-# before anything of zcdev's is in it), is booted once more, and says so:
-# Debian's 7.3 kernel has been seen to hit its own int3 in
+# A kernel that crashes or hangs while it boots, before the payload has
+# begun (and before anything of zcdev's is loaded), is booted once more,
+# and says so.  Debian's 7.3 kernel has been seen to hit its own int3 in
 # sched_clock_cpu() when it patches a static key ("sched_clock: Marking
-# stable") under TCG with two vCPUs: twice in a day of boots here.
+# stable") under TCG with two vCPUs, twice in a day of boots here, and once,
+# in CI, to fall silent after its PCI probe, SysRq and all.
 # lab/vm/judge.sh judges the second boot and reports the first.
-if [ -z "$ended" ] && ! grep -q '^==ZCVM== begin$' "$work/console" &&
-   grep -aqE 'Oops|BUG:|Kernel panic' "$work/console"; then
-	why=$(grep -aE -m1 'Oops|BUG:|Kernel panic' "$work/console" | cut -c1-160)
+why=''
+if ! grep -q '^==ZCVM== begin$' "$work/console"; then
+	# the kernel's last line before SysRq's answers
+	last=$(sed '/sysrq: /,$d' "$work/console" | grep -a '^\[' | tail -1 | cut -c1-160)
+	if [ -z "$ended" ] && grep -aqE 'Oops|BUG:|Kernel panic' "$work/console"; then
+		why="the kernel crashed before the payload began: $(grep -aE -m1 'Oops|BUG:|Kernel panic' "$work/console" | cut -c1-160)"
+	elif [ "$ended" = "it printed nothing for $silence s" ]; then
+		why="the kernel printed nothing for $silence s before the payload began, after: $last"
+	fi
+fi
+if [ -n "$why" ]; then
 	# to stderr first, without the kernel's timestamp: the judge reads
 	# what follows the retry line as the kernel log of the second boot
-	echo "vm-run: $KREL crashed while it booted (${why#*] }): booting it again" >&2
-	echo "==ZCVM== retry: the kernel crashed before the payload began: $why"
+	echo "vm-run: $KREL ${why#the kernel }: booting it again" | sed 's/: \[[^]]*\] */: /' >&2
+	echo "==ZCVM== retry: $why"
+	ended=''
+	start=$SECONDS
 	boot
 fi
 
