@@ -29,12 +29,12 @@
  *
  * A byte a call is some two million system calls for 2 MiB, about ten
  * seconds under TCG on a stock kernel, minutes on the lab's debug kernel
- * (KASAN, lockdep, full preemption): ZCDEV_GUARD_SCALE=N reads only the
+ * (KASAN, lockdep, full preemption): ZCDEV_SCALE=N reads only the
  * first 1/N of each pipe a byte a call, and the rest at once, and makes
- * 1/N of the 20,000 failing calls.  The lane sets it on the debug kernel
- * only, where the stock kernels have already run the full sizes: a build
- * that charged each confirm 2^20 pages or more still fails at any N up
- * to 64.
+ * 1/N of the 20,000 failing calls.  The lane makes the full counts on
+ * the newest stock kernel, fewer on the others (lab/stages/kernels.sh): a
+ * build that charged each confirm 2^20 pages or more still fails at any N
+ * up to 64.
  *
  * ZCDEV_GUARD_ONLY=NAME[,NAME...] runs only the tests named (efbig, say)
  * and skips the others: kselftest's harness of 6.1, which the lab
@@ -125,15 +125,6 @@ FIXTURE_TEARDOWN(guard)
 	if (self->fd >= 0)
 		close(self->fd);
 	pipe_max_restore(self->pipe_max);
-}
-
-/* ZCDEV_GUARD_SCALE: 1 to 64 */
-static unsigned int scale(void)
-{
-	const char *s = getenv("ZCDEV_GUARD_SCALE");
-	long n = s ? strtol(s, NULL, 10) : 1;
-
-	return n < 1 ? 1 : n > 64 ? 64 : n;
 }
 
 /* A non-blocking pipe of size bytes, filled from dev: what it holds */
@@ -291,12 +282,12 @@ static void progress(const struct attack *a, const char *what,
 }
 
 /*
- * Read pipe fd to its end, n bytes: the first n / scale() a byte a call,
- * each one zero byte, the rest in large reads.
+ * Read pipe fd to its end, n bytes: the first n / test_scale() a byte a
+ * call, each one zero byte, the rest in large reads.
  */
 static void bytewise(int fd, size_t n, struct attack *a)
 {
-	size_t ones = n / scale();
+	size_t ones = n / test_scale();
 	long long last;
 	unsigned char c;
 	ssize_t r;
@@ -460,7 +451,7 @@ static void efbig(struct __test_metadata *_metadata, int t[2], long n,
 		  struct attack *a)
 {
 	struct rlimit old, lim;
-	unsigned long calls = FAILING_CALLS / scale();
+	unsigned long calls = FAILING_CALLS / test_scale();
 	loff_t off;
 	ssize_t r;
 	int file;
@@ -524,7 +515,7 @@ static void run_efault(struct __test_metadata *_metadata, int dev,
 		       bool tee_it)
 {
 	int p[2] = { -1, -1 }, q[2] = { -1, -1 }, *t;
-	unsigned long calls = FAILING_CALLS / scale();
+	unsigned long calls = FAILING_CALLS / test_scale();
 	struct bystander by;
 	struct attack a = { 0 };
 	void *nowhere = hole_addr();

@@ -184,7 +184,8 @@ static long count_not_zero(const unsigned char *p, size_t n)
  */
 #define CHURNERS	3
 #define CHURN_SLOTS	4	/* pipes a churner keeps */
-#define CHURN_MS	8000
+#define CHURN_MS	8000	/* 1/ZCDEV_SCALE of it, at least CHURN_MIN_MS */
+#define CHURN_MIN_MS	2000
 #define PHASE_MS	300	/* of churn between two lulls */
 #define LULL_MS		5000	/* the most a lull may take to unload zcdev */
 #define AWAY_MS		20	/* between an unload and the reload */
@@ -550,7 +551,8 @@ TEST_F_TIMEOUT(unload, churn_against_unload, 240)
 		ASSERT_EQ(0, pthread_create(&c[i].thread, NULL, churner_main,
 					    &c[i]));
 	ASSERT_EQ(0, pthread_create(&u.thread, NULL, unloader_main, &u));
-	sleep_ms(CHURN_MS);
+	sleep_ms(CHURN_MS / test_scale() > CHURN_MIN_MS ?
+		 CHURN_MS / test_scale() : CHURN_MIN_MS);
 	__atomic_store_n(&ctl.stop, 1, __ATOMIC_RELEASE);
 	for (i = 0; i < CHURNERS; i++)
 		pthread_join(c[i].thread, NULL);
@@ -603,7 +605,7 @@ TEST_F_TIMEOUT(unload, churn_against_unload, 240)
  * took must have come back, and the module must still unload.
  */
 #define NOBODY		65534
-#define FLOOD_MS	5000	/* at least */
+#define FLOOD_MS	5000	/* at least: 1/ZCDEV_SCALE of it */
 /*
  * and at least so many cycles, within FLOOD_MAX_MS, for a small leak to
  * stand out of the noise of a settled guest: SUnreclaim moves by up to
@@ -734,7 +736,7 @@ TEST_F_TIMEOUT(unload, unprivileged_flood, 240)
 	ASSERT_LE(0, before.unrecl);
 	ASSERT_LE(0, before.percpu);
 
-	status = flood_run(&f, FLOOD_MS, FLOOD_CYCLES);
+	status = flood_run(&f, FLOOD_MS / test_scale(), FLOOD_CYCLES);
 	ASSERT_EQ(0, status) TH_LOG("%s: %s", f.what, strerror(f.err));
 	ASSERT_LT(0, f.ms);
 	TH_LOG("as uid %d: %lu cycles in %lld ms, %llu a second", NOBODY,

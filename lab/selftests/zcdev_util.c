@@ -674,3 +674,12 @@ int pipe_read_zeros(int fd, size_t n)
 	free(buf);
 	return err;
 }
+
+/* ZCDEV_SCALE, 1 to 64 */
+unsigned int test_scale(void)
+{
+	const char *s = getenv("ZCDEV_SCALE");
+	long n = s ? strtol(s, NULL, 10) : 1;
+
+	return n < 1 ? 1 : n > 64 ? 64 : n;
+}
