@@ -13,8 +13,8 @@
 #   boot-time memory late), so only a fall counts.  A build whose failed
 #   load leaks its folio must fail that check.
 # - With every zero folio 256 references short of the guard, zcdev_refs's
-#   splices, tees and sends all work and read zeros, and zcdev_pin, a
-#   minute of wearing folios out and holding on to them, leaves
+#   splices, tees and sends all work and read zeros, and zcdev_pin, 20 s
+#   of wearing folios out and holding on to them, leaves
 #   MemAvailable within the bound of 16 folios; the kernel log stays
 #   clean (lab/vm/judge.sh).
 # - When the first folio allocations fail, splices get the zero page and
@@ -61,8 +61,8 @@ step "gate: that check fails a failed load that leaks its folio (init-leak)" \
 step "insmod zcdev.ko (refs: counts 256 short of the guard)" insmod $KO
 step "selftests: zcdev_refs, counts 256 short of the guard, ran to its end" \
 	selftests zcdev_refs zcdev_refs_fault
-export ZCDEV_PIN_SECS=60
-step "selftests: zcdev_pin, a minute of pinning worn folios, ran to its end" \
+export ZCDEV_PIN_SECS=20
+step "selftests: zcdev_pin, 20 s of pinning worn folios, ran to its end" \
 	selftests zcdev_pin zcdev_pin_fault
 step "rmmod" unload
 KO=/zcdev-nofolio.ko

@@ -10,7 +10,7 @@
 #   to register, lower MemFree by less than 8 MiB, and 50 of "init-leak"
 #   fail that check; with "refs", every folio 256 references short of
 #   the guard, zcdev_refs's splices, tees and sends all work and zcdev_pin
-#   pins no more than 32 MiB in a minute of trying; with "nofolio", whose
+#   pins no more than 32 MiB in 20 s of trying; with "nofolio", whose
 #   first folio allocations fail, zcdev_fallback sees the zero page and
 #   then large buffers again; the kernel log stays clean throughout;
 # - "refs-unguarded", 256 short of overflow and no guard: with
