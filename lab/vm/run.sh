@@ -42,7 +42,7 @@ set -euo pipefail
 LAB=${ZCDEV_LAB:-/var/cache/zcdev-lab}
 id='' files=() bins=() icount='' timeout=1200 silence='' mem=2G cpus=2 append='' initrd=''
 
-usage() { sed -n '4,37s/^# \{0,1\}//p' "$0" >&2; exit 2; }
+usage() { sed -n '4,39s/^# \{0,1\}//p' "$0" >&2; exit 2; }
 gcda=''
 while getopts "k:f:b:it:w:m:c:a:I:o:h" opt; do
 	case $opt in
