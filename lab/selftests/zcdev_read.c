@@ -92,10 +92,23 @@ TEST_F(zcdev, node)
 	EXPECT_EQ(st.st_rdev, fst.st_rdev);
 }
 
+/*
+ * The largest read of read_sizes: 64 chunks of the default 1 MiB, or
+ * 1/ZCDEV_SCALE of it and no fewer than 4 (MIB + 3 spans two already).
+ */
+#define BIG_READ	(64 * MIB)
+
+static size_t big_read(void)
+{
+	size_t n = BIG_READ / test_scale();
+
+	return n < 4 * MIB ? 4 * MIB : n;
+}
+
 TEST_F_TIMEOUT(zcdev, read_sizes, 240)
 {
 	static const size_t sizes[] = {
-		0, 1, 4095, 4096, 4097, MIB + 3, 64 * MIB,
+		0, 1, 4095, 4096, 4097, MIB + 3, BIG_READ,
 	};
 	static const size_t offs[] = { 0, 1, 7, 4095 };
 	unsigned int s, o;
@@ -107,9 +120,9 @@ TEST_F_TIMEOUT(zcdev, read_sizes, 240)
 	if (self->skip)
 		return;
 	for (s = 0; s < ARRAY_SIZE(sizes); s++) {
-		n = sizes[s];
+		n = sizes[s] == BIG_READ ? big_read() : sizes[s];
 		for (o = 0; o < ARRAY_SIZE(offs); o++) {
-			/* 64 MiB: two methods at two offsets are enough */
+			/* the largest: two methods at two offsets are enough */
 			if (n > 2 * MIB && o > 1)
 				break;
 			ASSERT_EQ(0, gbuf_init(&b, n, offs[o]));

@@ -100,9 +100,10 @@ bool wait_blocked(pid_t tid, long nr, unsigned int ms);
 /*
  * ZCDEV_SCALE=N, 1 (the default) to 64: the tests whose strength is a
  * count of calls or a time make 1/N of it: zcdev_guard's calls,
- * zcdev_refs's datagrams, zcdev_lifetime's churn and its flood's time
- * (not its count).  The lane makes the full counts on the newest stock
- * kernel, fewer on the others (lab/stages/kernels.sh).
+ * zcdev_refs's datagrams, the chunks of zcdev_read's largest read,
+ * zcdev_lifetime's churn and its flood's time (not its count).  The
+ * lane makes the full counts on the newest stock kernel, fewer on the
+ * others (lab/stages/kernels.sh).
  */
 unsigned int test_scale(void);
 
