@@ -78,7 +78,7 @@ if [ "$MODE" = native ]; then
 	make -s >/dev/null
 	make -s -C lab/bench zcbench >/dev/null
 	loaded=
-	if ! lsmod | grep -q '^zcdev'; then
+	if ! lsmod | grep '^zcdev' >/dev/null; then
 		insmod ./zcdev.ko
 		loaded=1
 	fi

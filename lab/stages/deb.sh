@@ -77,11 +77,11 @@ step "dpkg-buildpackage -us -uc -b builds $DEB" "$OUT/build.log" built
 
 contents() {
 	dpkg-deb -I "$WORK/$DEB" && dpkg-deb -c "$WORK/$DEB" &&
-	dpkg-deb -c "$WORK/$DEB" | grep -q " \./usr/src/zcdev-$V/zcdev_main\.c$" &&
+	dpkg-deb -c "$WORK/$DEB" | grep " \./usr/src/zcdev-$V/zcdev_main\.c$" >/dev/null &&
 	dpkg-deb --fsys-tarfile "$WORK/$DEB" |
 		tar -xO "./usr/src/zcdev-$V/dkms.conf" >"$OUT/dkms.conf" &&
 	grep -x "PACKAGE_VERSION=\"$V\"" "$OUT/dkms.conf" &&
-	dpkg-deb -I "$WORK/$DEB" postinst | grep -q 'common.postinst'
+	dpkg-deb -I "$WORK/$DEB" postinst | grep 'common.postinst' >/dev/null
 }
 step "$DEB holds the source in /usr/src/zcdev-$V, dkms.conf of version $V, a DKMS postinst" \
 	"$OUT/contents.log" contents
@@ -118,7 +118,7 @@ lint() {
 	lintian --fail-on error --info "$WORK"/build/zcdev_*_amd64.changes
 }
 step "lintian: no errors" "$OUT/lintian.log" lint
-sed -n 's/^[WIP]: /#   lintian: &/p' "$OUT/lintian.log" | head -20
+sed -n 's/^[WIP]: /#   lintian: &/p' "$OUT/lintian.log" | awk 'NR <= 20'
 
 # --- installed with apt in a suite's root ---------------------------------
 # in_root NAME LOWER CMD...: CMD in the root LOWER as overlaid by
