@@ -151,12 +151,17 @@ can_start() {
 }
 
 # start STAGE: lab/stages/STAGE.sh in the background, its output in
-# out/check/stage-STAGE.log, its exit code and end in stage-STAGE.rc.
+# out/check/stage-STAGE.log; its exit code, end and CPU time (its own and
+# its guests', user and system, in seconds) in stage-STAGE.rc.
 start() {
 	local s=$1
 	begun[$s]=$(date +%s)
 	( "lab/stages/$s.sh" </dev/null >"$LANE_OUT/stage-$s.log" 2>&1
-	  echo "$? $(date +%s)" >"$LANE_OUT/stage-$s.rc" ) &
+	  rc=$?
+	  times >"$LANE_OUT/stage-$s.times"	# in a pipe, a subshell's: none
+	  echo "$rc $(date +%s) $(awk 'END { for (i = 1; i <= 2; i++) {
+		split($i, t, /[ms]/); c += 60 * t[1] + t[2] } printf "%.0f", c }' \
+		"$LANE_OUT/stage-$s.times")" >"$LANE_OUT/stage-$s.rc" ) &
 	order+=("$s")
 }
 
@@ -176,12 +181,12 @@ take() {
 # it has ended, its summary (a stage that exits non-zero without a "not
 # ok" fails as well), and on to the next.
 show() {
-	local s log lines rc end line
+	local s log lines rc end cpu line
 
 	while [ "$shown" -lt ${#order[@]} ]; do
 		s=${order[$shown]} log=$LANE_OUT/stage-${order[$shown]}.log
 		rc='' lines=\$
-		[ -s "$LANE_OUT/stage-$s.rc" ] && read -r rc end <"$LANE_OUT/stage-$s.rc"
+		[ -s "$LANE_OUT/stage-$s.rc" ] && read -r rc end cpu <"$LANE_OUT/stage-$s.rc"
 		[ -n "$rc" ] || lines=$(wc -l <"$log")
 		if [ "$lines" = \$ ] || [ "$lines" -gt "$seen" ]; then
 			while IFS= read -r line; do
@@ -192,7 +197,7 @@ show() {
 		[ -n "$rc" ] || return 0
 		[ "$rc" = 0 ] || [ -n "$failed" ] ||
 			tap fail "$s: lab/stages/$s.sh ran to its end" "$log"
-		times+=("$s $((begun[$s] - lane_start)) $((end - begun[$s]))")
+		times+=("$s $((begun[$s] - lane_start)) $((end - begun[$s])) ${cpu:-?}")
 		shown=$((shown + 1)) seen=0 failed=''
 	done
 }
@@ -218,8 +223,9 @@ while [ ${#todo[@]} -gt 0 ] || [ "$shown" -lt ${#order[@]} ]; do
 	sleep 1
 	[ ${#todo[@]} -eq 0 ] || [ "$(running)" -gt 0 ] || idle=$((idle + SECONDS - t))
 done
-echo "# each stage: when it started and its wall time, in the order shown (s):"
-printf '%s\n' "${times[@]}" | awk '{ printf "#   %-12s %5d %5d\n", $1, $2, $3 }'
+echo "# each stage: when it started, its wall time and its CPU time (its guests included), in the order shown (s):"
+printf '%s\n' "${times[@]}" | awk '{ printf "#   %-12s %5d %5d %5s\n", $1, $2, $3, $4; c += $4 }
+	END { printf "#   %-12s %11s %5d\n", "all stages", "", c }'
 echo "# no stage could run while background jobs ran: $idle s"
 sed -n 's/^debug-kernel: .*\] \(cold build: .*\)/# the debug kernel'"'"'s \1/p' \
 	"$LANE_OUT/debug-build.log" 2>/dev/null | tail -1
