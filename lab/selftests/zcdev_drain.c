@@ -406,7 +406,8 @@ FIXTURE_SETUP(drain)
 	self->fd = device_open(_metadata, variant->path, variant->is_stock);
 	if (self->fd < 0) {
 		self->skip = true;
-		SKIP(return, "%s is absent", variant->path);
+		SKIP(return, "%s: %s", variant->path,
+		     device_skip(variant->is_stock));
 	}
 	ret = drain_prepare(&self->c, self->fd, variant->is_stock);
 	if (ret > 0) {

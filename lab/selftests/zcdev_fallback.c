@@ -133,7 +133,8 @@ TEST_F_TIMEOUT(fallback, large_buffers_return, 60)
 	}
 	fd = device_open(_metadata, variant->path, variant->is_stock);
 	if (fd < 0)
-		SKIP(return, "%s is absent", variant->path);
+		SKIP(return, "%s: %s", variant->path,
+		     device_skip(variant->is_stock));
 	if (stock_cannot_splice_read(fd, variant->is_stock)) {
 		close(fd);
 		SKIP(return, "%s cannot splice on this kernel", variant->path);

@@ -31,18 +31,30 @@
 
 /*
  * A variant's device, read-write: -1 when it is a stock device that is
- * absent (the test skips); zcdev missing is a failure, never a skip.
+ * absent or not run (ZCDEV_REFS=0), and the test skips, as device_skip()
+ * says; zcdev missing is a failure, never a skip.
  */
 static inline int device_open(struct __test_metadata *_metadata,
 			      const char *path, bool is_stock)
 {
-	int fd = open(path, O_RDWR | O_CLOEXEC), err = errno;
+	int fd, err;
 
+	if (is_stock && refs_off())
+		return -1;
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	err = errno;
 	if (fd < 0 && err == ENOENT && is_stock)
 		return -1;
 	ASSERT_LE(0, fd) TH_LOG("open %s: %s%s", path, strerror(err),
 				err == ENOENT ? ": zcdev is not loaded" : "");
 	return fd;
+}
+
+/* Why device_open() gave -1 for a stock device */
+static inline const char *device_skip(bool is_stock)
+{
+	return is_stock && refs_off() ? "a reference, not run: ZCDEV_REFS=0" :
+					"absent";
 }
 
 FIXTURE(zcdev) {
@@ -78,7 +90,8 @@ FIXTURE_SETUP(zcdev)
 		 * tests return at once when they see self->skip.
 		 */
 		self->skip = true;
-		SKIP(return, "%s is absent", variant->path);
+		SKIP(return, "%s: %s", variant->path,
+		     device_skip(variant->is_stock));
 	}
 	self->ref = open(variant->stock, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, self->ref) TH_LOG("open %s: %s", variant->stock,

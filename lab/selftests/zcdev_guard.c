@@ -110,7 +110,8 @@ FIXTURE_SETUP(guard)
 	self->fd = device_open(_metadata, variant->path, variant->is_stock);
 	if (self->fd < 0) {
 		self->skip = true;
-		SKIP(return, "%s is absent", variant->path);
+		SKIP(return, "%s: %s", variant->path,
+		     device_skip(variant->is_stock));
 	}
 	if (stock_cannot_splice_read(self->fd, variant->is_stock)) {
 		self->skip = true;

@@ -683,3 +683,11 @@ unsigned int test_scale(void)
 
 	return n < 1 ? 1 : n > 64 ? 64 : n;
 }
+
+/* ZCDEV_REFS=0 */
+bool refs_off(void)
+{
+	const char *s = getenv("ZCDEV_REFS");
+
+	return s && !strcmp(s, "0");
+}

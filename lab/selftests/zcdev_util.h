@@ -107,4 +107,12 @@ bool wait_blocked(pid_t tid, long nr, unsigned int ms);
  */
 unsigned int test_scale(void);
 
+/*
+ * ZCDEV_REFS=0: the stock devices' variants, the reference, are not run
+ * and report a skip, which is never counted.  The lane sets it where
+ * another guest of the same kernel runs them (the debug kernel and the
+ * kselftest stage, both Linux 7.x like the stock kernel 7).
+ */
+bool refs_off(void);
+
 #endif /* ZCDEV_UTIL_H */

@@ -118,15 +118,16 @@ ZCDEV_KO=/zcdev.ko ./run_kselftest.sh
 echo "==KSFT== end"
 EOF
 
-# In the lane, the kernels stage has made the full counts on this kernel:
-# a sixteenth of them here (ZCDEV_SCALE, lab/selftests/zcdev_util.h).
-scale=${ZCDEV_SCALE:-1}
-[ -z "${LANE_OUT:-}" ] || scale=${ZCDEV_SCALE:-16}
+# In the lane, the kernels stage has made the full counts on this kernel,
+# the stock devices' references included: a sixteenth of them here, and
+# no references (ZCDEV_SCALE, ZCDEV_REFS: lab/selftests/zcdev_util.h).
+scale=${ZCDEV_SCALE:-1} refs=${ZCDEV_REFS:-1}
+[ -z "${LANE_OUT:-}" ] || scale=${ZCDEV_SCALE:-16} refs=${ZCDEV_REFS:-0}
 rc=0
 # coreutils' timeout: runner.sh enforces settings' timeout with
 # /usr/bin/timeout --foreground, which busybox's lacks
 lab/vm/run.sh -k "$k" -t "${ZCDEV_KSFT_VM_SECS:-600}" -b timeout \
-	-a ZCDEV_SCALE="$scale" -f "$KO:/zcdev.ko" -f "$TARBALL:/kselftest.tar.gz" "$OUT/guest.sh" \
+	-a "ZCDEV_SCALE=$scale ZCDEV_REFS=$refs" -f "$KO:/zcdev.ko" -f "$TARBALL:/kselftest.tar.gz" "$OUT/guest.sh" \
 	>"$OUT/console.log" 2>&1 || rc=$?
 console_parts "$OUT/console.log" "$OUT/guest.log" "$OUT/dmesg.log"
 # part NAME: what the guest printed in that part
