@@ -29,7 +29,8 @@ pageref_ok() {
 	grep -q '^ok - ' /tmp/pageref.out || { cat /tmp/pageref.out; return 1; }
 }
 
-# figures ARGS...: zcdev_pageref's report lines, to the console
+# figures ARGS...: zcdev_pageref's report lines, to the console: counts
+# a round trip, which a few hundred of them show as well as thousands
 figures() {
 	/t/zcdev_pageref -f "$@" 2>&1 | sed -n 's/^# report: /# report: /p' >/dev/console
 }
@@ -49,11 +50,11 @@ step "insmod zcdev.ko" insmod $KO
 step "$(pageref null)" pageref_ok
 step "$(pageref self)" pageref_ok
 step "$(pageref reader)" pageref_ok
-figures -w unix -s 500
-figures -w tcp -s 500
+figures -w unix -s 250
+figures -w tcp -s 250
 step "insmod zcref.ko, the zero-page patch's loop, as a reference" insmod /zcref.ko
-figures -d /dev/zcref -l zeropatch -n 2000 -s 250
-figures -d /dev/zero -l "zero (stock)" -n 500 -s 250
+figures -d /dev/zcref -l zeropatch -n 1000 -s 125
+figures -d /dev/zero -l "zero (stock)" -n 250 -s 125
 step "rmmod" unload
 step "insmod zcdev-shared.ko (shared.patch)" insmod /zcdev-shared.ko
 step "gate: zcdev_pageref fails buffers that share a folio count" shared_fails
