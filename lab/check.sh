@@ -25,7 +25,8 @@
 # warning, the package stage and the systemd stage are made in the
 # background, at nice 19 (lab/stages/setup.sh).  The stages run in their
 # order, CHECK_JOBS (default 2) at a time: under TCG a guest keeps about
-# one CPU busy, so two keep both.  While such a background job runs, one
+# one CPU busy, so two keep both; and two guests at most run at once
+# (ZCDEV_VM_SLOTS, lab/vm/run.sh), whichever stages they are of.  While such a background job runs, one
 # at a time: the job has the other CPU.  A stage starts once the stages
 # whose results it reads have ended (needs) and its background job, if
 # it has one, is done (job_of); the next that can start goes first.  The
@@ -78,7 +79,8 @@ CHECK_DEADLINE=$(($(date +%s) + CHECK_SECS))
 LANE_OUT=$PWD/out/check
 LANE_KERNELS=${KERNELS[*]}
 VERSION=$(git describe --tags --always --dirty 2>/dev/null || cat VERSION)
-export CHECK_SECS CHECK_DEADLINE LANE_OUT LANE_KERNELS VERSION
+ZCDEV_VM_SLOTS=${ZCDEV_VM_SLOTS:-2}
+export CHECK_SECS CHECK_DEADLINE LANE_OUT LANE_KERNELS VERSION ZCDEV_VM_SLOTS
 
 pass=0 fail=0 skip=0 n=0
 
