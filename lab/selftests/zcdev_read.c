@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -744,6 +745,79 @@ TEST_F_TIMEOUT(zcdev, nowait, 120)
 	}
 	close(fd);
 	gbuf_free(&b);
+}
+
+/* A thread that keeps its CPU busy until told to stop */
+static void *spin_main(void *arg)
+{
+	int *stop = arg;
+
+	while (!__atomic_load_n(stop, __ATOMIC_RELAXED))
+		;
+	return NULL;
+}
+
+/*
+ * A long read beside a task that wants its CPU: where the kernel does
+ * not preempt a task in a system call (preempt=none or voluntary, as
+ * Debian's 6.1 and 6.12 boot; 7.x has full and lazy preemption only),
+ * the read sees that it should reschedule.  An RWF_NOWAIT read then
+ * returns what it has cleared, as the stock device does, and any other
+ * read reschedules and goes on; where the task is preempted instead,
+ * both read to their end.  Either way: more than nothing, no more than
+ * asked, zeros.  The task is a thread spinning on the reader's CPU;
+ * each read is of 64 MiB, some ten ticks under TCG (and one chunk with
+ * read_chunk=64 MiB, which no check splits).
+ */
+#define BUSY_IOVS	16
+
+TEST_F_TIMEOUT(zcdev, read_busy_cpu, 120)
+{
+	size_t n = 4 * MIB, want = BUSY_IOVS * n, got;
+	struct iovec iov[BUSY_IOVS];
+	cpu_set_t one, all;
+	unsigned char *buf;
+	const char *how = "not done (EOPNOTSUPP)";
+	pthread_t spinner;
+	int stop = 0, i;
+	ssize_t ret;
+
+	if (self->skip)
+		return;
+	buf = iov_same(iov, BUSY_IOVS, n);
+	ASSERT_NE(NULL, buf);
+	ASSERT_EQ(0, sched_getaffinity(0, sizeof(all), &all));
+	CPU_ZERO(&one);
+	CPU_SET(sched_getcpu(), &one);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(one), &one));
+	/* it inherits the one CPU */
+	ASSERT_EQ(0, pthread_create(&spinner, NULL, spin_main, &stop));
+
+	for (i = 0; i < 2; i++) {
+		memset(buf, FILL, n);
+		errno = 0;
+		ret = preadv2(self->fd, iov, BUSY_IOVS, -1, i ? RWF_NOWAIT : 0);
+		if (ret < 0 && errno == EOPNOTSUPP && variant->is_stock &&
+		    variant->is_full)
+			continue;	/* the stock /dev/full: no RWF_NOWAIT */
+		if (i) {
+			EXPECT_LT(0, ret) TH_LOG("RWF_NOWAIT: %s",
+						 strerror(errno));
+			EXPECT_GE((ssize_t)want, ret);
+			how = ret < (ssize_t)want ? "returned early" :
+						    "read to its end";
+		} else {
+			EXPECT_EQ((ssize_t)want, ret) TH_LOG("%s",
+							     strerror(errno));
+		}
+		got = ret > 0 ? (size_t)ret : 0;
+		EXPECT_EQ(-1, not_byte(buf, got < n ? got : n, 0));
+	}
+	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+	pthread_join(spinner, NULL);
+	EXPECT_EQ(0, sched_setaffinity(0, sizeof(all), &all));
+	TH_LOG("RWF_NOWAIT beside a busy task: %s", how);
+	munmap(buf, n);
 }
 
 /* The zero-length and odd writes, as the stock twin answers them */
