@@ -4,20 +4,20 @@
  * out and holds on to them, at most 16 of them (32 MiB) exist at once.
  *
  * A folio is worn when its page count passes a threshold (2^30 page
- * references; 256 past its start in the build with lab/faults/refs.patch): the
- * next use of a buffer on it moves that buffer to a newer folio, and the
- * old one lives on while anything still points into it.  So for
- * ZCDEV_PIN_SECS seconds (default 60) the test makes and pins all the
- * folios it can: round after round it splices a 64 KiB buffer into a
- * pipe, holds a one-byte tee'd copy of it in a holding pipe (which pins
- * whichever folio the buffer is on), and sends the buffer into AF_UNIX
- * sockets that nobody reads (a page reference per page, or per send on
- * 6.1), closing the sockets when they are full, which drops their
- * references.  Sends may fail with ENOMEM once no folio may be made: the
- * buffer is then dropped with its pipe.  Nothing else may fail.  MemAvailable is
- * read after each socket, and the test stops early once it has fallen
- * past the bound, before a build without one runs the guest out of
- * memory.
+ * references; 256 past its start in the build with lab/faults/refs.patch):
+ * the next use of a buffer on it moves that buffer to a newer folio, and
+ * the old one lives on while anything still points into it.  So for
+ * ZCDEV_PIN_SECS seconds (by default 60, or 1/ZCDEV_SCALE of it and no
+ * less than 4) the test makes and pins all the folios it can: round after
+ * round it splices a 64 KiB buffer into a pipe, holds a one-byte tee'd
+ * copy of it in a holding pipe (which pins whichever folio the buffer is
+ * on), and sends the buffer into AF_UNIX sockets that nobody reads (a page
+ * reference per page, or per send on 6.1), closing the sockets when they
+ * are full, which drops their references.  Sends may fail with ENOMEM once
+ * no folio may be made: the buffer is then dropped with its pipe.  Nothing
+ * else may fail.  MemAvailable is read after each socket, and the test
+ * stops early once it has fallen past the bound, before a build without
+ * one runs the guest out of memory.
  *
  * At the end, with the sockets closed and the copies still held, the
  * page cache dropped, MemAvailable must have fallen by no more than
@@ -103,7 +103,10 @@ FIXTURE_TEARDOWN(pin)
 static unsigned int pin_secs(void)
 {
 	const char *s = getenv("ZCDEV_PIN_SECS");
-	long n = s ? strtol(s, NULL, 10) : PIN_SECS;
+	long n = s ? strtol(s, NULL, 10) : PIN_SECS / test_scale();
+
+	if (!s && n < 4)
+		n = 4;
 
 	return n < 1 ? 1 : n > 3600 ? 3600 : n;
 }

@@ -101,7 +101,8 @@ bool wait_blocked(pid_t tid, long nr, unsigned int ms);
  * ZCDEV_SCALE=N, 1 (the default) to 64: the tests whose strength is a
  * count of calls or a time make 1/N of it: zcdev_guard's calls,
  * zcdev_refs's datagrams, the chunks of zcdev_read's largest read,
- * zcdev_lifetime's churn and its flood's time (not its count).  The
+ * zcdev_lifetime's churn and its flood's time (not its count), and
+ * zcdev_pin's time unless ZCDEV_PIN_SECS gives it.  The
  * lane makes the full counts on the newest stock kernel, fewer on the
  * others (lab/stages/kernels.sh).
  */
