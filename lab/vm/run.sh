@@ -164,15 +164,16 @@ fi
 echo "==ZCVM== accel=$ACCEL"
 
 # ZCDEV_VM_SLOTS=N: at most N guests of the lab at once on this machine,
-# each holding one of N locks in /run/lock/zcdev-vm while it runs; the
-# others wait for one.  Under TCG, vCPUs beyond the host's CPUs spin
-# where they wait for each other: three debug guests at once on two CPUs
-# took 18% more CPU each than two did.  The lane sets 2; unset, no limit.
+# each holding one of N locks in /run/lock/zcdev-vm (ZCDEV_VM_SLOTS_DIR)
+# while it runs; the others wait for one, for their time budget at most.
+# Under TCG, vCPUs beyond the host's CPUs spin where they wait for each
+# other: three debug guests at once on two CPUs took 18% more CPU each
+# than two did.  The lane sets 2; unset, no limit.
 slot() {
-	local dir=/run/lock/zcdev-vm i
+	local dir=${ZCDEV_VM_SLOTS_DIR:-/run/lock/zcdev-vm} i waited=$SECONDS
 
 	mkdir -p "$dir"
-	while :; do
+	while [ $((SECONDS - waited)) -lt "$timeout" ]; do
 		for ((i = 1; i <= ZCDEV_VM_SLOTS; i++)); do
 			exec 9>"$dir/slot.$i"
 			flock -n 9 && return
@@ -180,6 +181,9 @@ slot() {
 		exec 9>&-
 		sleep 1
 	done
+	echo "==ZCVM== ended: no guest slot of $ZCDEV_VM_SLOTS came free in $timeout s"
+	echo "vm-run: no guest slot of $ZCDEV_VM_SLOTS came free in $timeout s" >&2
+	exit 124
 }
 [ -z "${ZCDEV_VM_SLOTS:-}" ] || slot
 
