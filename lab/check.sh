@@ -56,6 +56,7 @@ STAGES=(
 	debug-gates	# KASAN and kmemleak fail planted faults
 	pageref		# shared writes counted on the debug kernel: none
 	coverage	# zcdev's lines and branches the debug guests reached
+	deb		# the Debian package, installed with apt (the longest left)
 	cross		# arm64 builds without the rep stosb path
 	probe		# the build probes follow the kernel tree
 	user-image	# make check IMAGE= KDIR=, with Debian's 7.x as a user's
@@ -64,7 +65,6 @@ STAGES=(
 	install		# make install on 6.1
 	systemd		# make install-autoload: loaded at boot under systemd, 6.1
 	kselftest	# kselftest's packaging, run by run_kselftest.sh on 7.x
-	deb		# the Debian package, installed with apt
 	sign		# make sign under signature enforcement, on the debug kernel
 )
 
