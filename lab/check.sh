@@ -26,8 +26,8 @@
 # background, at nice 19 (lab/stages/setup.sh).  The stages run in their
 # order, CHECK_JOBS (default 2) at a time: under TCG a guest keeps about
 # one CPU busy, so two keep both; and two guests at most run at once
-# (ZCDEV_VM_SLOTS, lab/vm/run.sh), whichever stages they are of.  While such a background job runs, one
-# at a time: the job has the other CPU.  A stage starts once the stages
+# (ZCDEV_VM_SLOTS, lab/vm/run.sh), whichever stages they are of.  While
+# such a background job runs, one at a time: the job has the other CPU.  A stage starts once the stages
 # whose results it reads have ended (needs) and its background job, if
 # it has one, is done (job_of); the next that can start goes first.  The
 # output is shown stage by stage in the order they started, as it comes

@@ -779,7 +779,7 @@ TEST_F_TIMEOUT(zcdev, read_busy_cpu, 120)
 	unsigned char *buf;
 	const char *how = "not done (EOPNOTSUPP)";
 	pthread_t spinner;
-	int stop = 0, i;
+	int stop = 0, i, cpu;
 	ssize_t ret;
 
 	if (self->skip)
@@ -787,8 +787,10 @@ TEST_F_TIMEOUT(zcdev, read_busy_cpu, 120)
 	buf = iov_same(iov, BUSY_IOVS, n);
 	ASSERT_NE(NULL, buf);
 	ASSERT_EQ(0, sched_getaffinity(0, sizeof(all), &all));
+	cpu = sched_getcpu();
+	ASSERT_LE(0, cpu) TH_LOG("sched_getcpu: %s", strerror(errno));
 	CPU_ZERO(&one);
-	CPU_SET(sched_getcpu(), &one);
+	CPU_SET(cpu, &one);
 	ASSERT_EQ(0, sched_setaffinity(0, sizeof(one), &one));
 	/* it inherits the one CPU */
 	ASSERT_EQ(0, pthread_create(&spinner, NULL, spin_main, &stop));

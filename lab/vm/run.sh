@@ -165,7 +165,8 @@ echo "==ZCVM== accel=$ACCEL"
 
 # ZCDEV_VM_SLOTS=N: at most N guests of the lab at once on this machine,
 # each holding one of N locks in /run/lock/zcdev-vm (ZCDEV_VM_SLOTS_DIR)
-# while it runs; the others wait for one, for their time budget at most.
+# while it runs; the others wait for one, and the wait counts against
+# their time budget (-t).
 # Under TCG, vCPUs beyond the host's CPUs spin where they wait for each
 # other: three debug guests at once on two CPUs took 18% more CPU each
 # than two did.  The lane sets 2; unset, no limit.
@@ -176,7 +177,10 @@ slot() {
 	while [ $((SECONDS - waited)) -lt "$timeout" ]; do
 		for ((i = 1; i <= ZCDEV_VM_SLOTS; i++)); do
 			exec 9>"$dir/slot.$i"
-			flock -n 9 && return
+			if flock -n 9; then
+				timeout=$((timeout - (SECONDS - waited)))
+				return
+			fi
 		done
 		exec 9>&-
 		sleep 1
