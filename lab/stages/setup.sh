@@ -9,7 +9,7 @@
 # ZCDEV_IMAGE_BROOT first (lab/vm/user-kernel.sh).  Those ready are
 # listed in LANE_OUT/ready.  Started in the background, for later stages
 # (lab/stages/lib.sh: wait_job): the debug kernel's build ("debug-build",
-# lab/vm/debug-kernel.sh at nice 19), and, when all four stock kernels
+# lab/vm/debug-kernel.sh), and, when all four stock kernels
 # are ready, sid's newest headers, the package stage's roots and the
 # systemd stage's ("sid-deb").  Last, one probe of the accelerator for
 # every guest of the lane (lab/vm/accel.sh), kept in LANE_OUT/accel.

@@ -25,7 +25,9 @@
 # KDIR, BROOT, VMLINUZ, as lab/vm/setup.sh does, and what lab/vm/run.sh
 # boots it with: VM_APPEND, VM_SILENCE), for
 # "lab/vm/kmake.sh debug DIR" and "lab/vm/run.sh -k debug SCRIPT".  The
-# build runs at nice 19 with -j$(nproc); its log is in
+# build runs with -j$(nproc)+1 at the stages' priority: in the lane the
+# debug kernel's stages, the longest chain, wait for it, while the stock
+# kernels' guests beside it have time to spare.  Its log is in
 # $ZCDEV_LAB/kernels/debug/KEY/build.log, and the cold build's time and
 # the machine's load meanwhile in KEY/build.time, which every later run
 # prints ("debug-kernel: cold build: ...").
@@ -51,6 +53,7 @@ SRCDIR=/usr/src/zcdev-debug		# inside the build root
 BUILD_PKGS="make gcc libc6-dev binutils flex bison bc libelf-dev libssl-dev openssl
 	cpio kmod rsync xz-utils"
 NEED_GB=15				# free disk a cold build needs
+JOBS=$(($(nproc) + 1))			# make's: one more than the CPUs
 export DEBIAN_FRONTEND=noninteractive
 
 say() { printf 'debug-kernel: [%4ds] %s\n' "$SECONDS" "$*" >&2; }
@@ -190,7 +193,7 @@ if [ ! -e "$ROOT$top/.unpacked" ]; then
 	say "unpacking $(basename "$tarball")"
 	rm -rf "$ROOT$top"
 	mkdir -p "$ROOT$top"
-	nice -n 19 tar -xJf "$tarball" -C "$ROOT$top"
+	tar -xJf "$tarball" -C "$ROOT$top"
 	[ -d "$ROOT$kdir" ] || die "$tarball does not hold linux-source-$series/"
 	touch "$ROOT$top/.unpacked"
 else
@@ -226,8 +229,8 @@ done <"$config"
 [ $bad -eq 0 ] || die "$bad option(s) of debug.config did not stick in $pkg (missing dependency or renamed symbol); see $cfg"
 say "configured: every option of debug.config is set as asked"
 
-# build: the kernel, its modules and Module.symvers, niced, with a word
-# of progress every two minutes.  The ticker ends with this script.
+# build: the kernel, its modules and Module.symvers, with a word of
+# progress every two minutes.  The ticker ends with this script.
 ticker=
 trap '[ -z "$ticker" ] || kill "$ticker" 2>/dev/null || true' EXIT
 build() {
@@ -239,7 +242,7 @@ build() {
 		done
 	) &
 	ticker=$!
-	in_root nice -n 19 make -C "$kdir" -j"$(nproc)" all >"$log" 2>&1 || rc=$?
+	in_root make -C "$kdir" -j"$JOBS" all >"$log" 2>&1 || rc=$?
 	kill "$ticker" 2>/dev/null || true
 	wait "$ticker" 2>/dev/null || true
 	ticker=
@@ -252,7 +255,7 @@ times >"$out/times.0"		# this shell's children's CPU time so far
 resumed=
 [ -e "$ROOT$kdir/.zcdev-started" ] && resumed=1
 touch "$ROOT$kdir/.zcdev-started"
-say "building with -j$(nproc) at nice 19 (log: $out/build.log)"
+say "building with -j$JOBS (log: $out/build.log)"
 if ! build; then
 	# A killed run may have left a truncated object behind: start clean.
 	[ -n "$resumed" ] || { tail -30 "$out/build.log" >&2; die "the build failed (log: $out/build.log)"; }
@@ -265,14 +268,14 @@ for f in arch/x86/boot/bzImage Module.symvers include/config/kernel.release; do
 done
 # The figure the lane prints: make's wall time, on how many CPUs, and
 # the load average (1 minute) when it began and ended: the CPUs are
-# shared with the stock kernels' guests, which run at nice 0.  So also
+# shared with the stock kernels' guests.  So also
 # the CPU time make used (user and system, of all its children), which
 # no load changes: divided by the CPUs, what an idle machine would take.
 times >"$out/times.1"
 cpu=$(awk 'FNR == 2 {
 	s = 0; for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); s += t[1] * 60 + t[2] }
 	c[NR > 2] = s } END { printf "%d", c[1] - c[0] }' "$out/times.0" "$out/times.1")
-echo "$((SECONDS - start)) s of make -j$(nproc) at nice 19${resumed:+ (resumed)}, $(grep -c '^  CC' "$out/build.log") files compiled; $cpu s of CPU, $((cpu / $(nproc))) s of $(nproc) idle CPUs; load $load0 at its start and $(cut -d' ' -f1 /proc/loadavg) at its end" \
+echo "$((SECONDS - start)) s of make -j$JOBS${resumed:+ (resumed)}, $(grep -c '^  CC' "$out/build.log") files compiled; $cpu s of CPU, $((cpu / $(nproc))) s of $(nproc) idle CPUs; load $load0 at its start and $(cut -d' ' -f1 /proc/loadavg) at its end" \
 	>"$out/build.time"
 say "built in $((SECONDS - start)) s: $(cat "$ROOT$kdir/include/config/kernel.release")"
 say "cold build: $(cat "$out/build.time")"
