@@ -11,16 +11,24 @@
 # log, which is never cleared.
 #
 # The fuzzers, trinity and zcdev_fuzz, run for ZCDEV_FUZZ seconds each
-# (default 15), and the module is reloaded ZCDEV_RELOADS times at the end
-# (default 10); ZCDEV_LIST names another list of programs than
-# /t/lane-list (lab/guest/programs.sh runs the rest).  The kernel hands
-# such a setting of its command line to init as an environment
-# variable.  Where the kernel has kmemleak, its verdict is read while the
-# module is loaded and after it is gone.
+# (default 15 s; where ZCDEV_SCALE divides the selftests' counts, it
+# divides this time too, to no less than 6 s), and the module is
+# reloaded ZCDEV_RELOADS times at the end (default 10); stress-ng runs
+# STRESS_OPS operations (2000), its mmap stressor on STRESS_MMAP (32M);
+# ZCDEV_LIST names another list of programs than /t/lane-list
+# (lab/guest/programs.sh runs the rest).  The kernel hands such a setting
+# of its command line to init as an environment variable.  Where the
+# kernel has kmemleak, its verdict is read while the module is loaded
+# and after it is gone.
 
 KO=/zcdev.ko
 STRESS_OPS=${STRESS_OPS:-2000}
-FUZZ=${ZCDEV_FUZZ:-15}
+STRESS_MMAP=${STRESS_MMAP:-32M}
+SCALE=${ZCDEV_SCALE:-1}	# as the selftests read it: 1 to 64
+case $SCALE in *[!0-9]*) SCALE=1 ;; esac
+[ "$SCALE" -ge 1 ] || SCALE=1
+[ "$SCALE" -le 64 ] || SCALE=64
+FUZZ=${ZCDEV_FUZZ:-$((15 / SCALE < 6 ? 6 : 15 / SCALE))}
 FUZZ_SEEDS=${ZCDEV_FUZZ_SEEDS:-"1 2 3"}
 RELOADS=${ZCDEV_RELOADS:-10}
 LIST=${ZCDEV_LIST:-/t/lane-list}
@@ -101,12 +109,12 @@ trinity_run() {
 		--disable-fds=sockets,perf,epoll,eventfd,timerfd,drm $calls) \
 		>/tmp/trinity.out 2>&1 &
 	pid=$!
-	while kill -0 $pid 2>/dev/null; do
-		sleep 5
-		t=$((t + 5))
-		echo "# trinity: $t s" >/dev/console
-		[ $t -lt "$FUZZ" ] || kill -INT $pid
+	while [ $t -lt "$FUZZ" ] && kill -0 $pid 2>/dev/null; do
+		sleep 1
+		t=$((t + 1))
+		[ $((t % 5)) -ne 0 ] || echo "# trinity: $t s" >/dev/console
 	done
+	kill -INT $pid 2>/dev/null
 	wait $pid
 	# shellcheck disable=SC2046 # two numbers: two words
 	set -- $(sed -n 's/.*(attempted:\([0-9]*\)\. success:\([0-9]*\)\..*/\1 \2/p' \
@@ -143,9 +151,10 @@ step "stress-ng zero" stress --zero 2 --zero-ops $STRESS_OPS
 step "stress-ng full" stress --full 2 --full-ops $STRESS_OPS
 step "stress-ng splice" stress --splice 2 --splice-ops $STRESS_OPS
 # The dev stressor runs until its timeout whatever its ops, on two CPUs:
-# ten seconds of it are enough.
-step "stress-ng dev on zczero" stress --dev 1 --dev-file /dev/zczero --timeout 10
-step "stress-ng mmap" stress --mmap 1 --mmap-ops 4 --mmap-bytes 32M
+# ten seconds of it are enough (a ZCDEV_SCALE-th, 3 s at least).
+step "stress-ng dev on zczero" stress --dev 1 --dev-file /dev/zczero \
+	--timeout $((10 / SCALE < 3 ? 3 : 10 / SCALE))
+step "stress-ng mmap" stress --mmap 1 --mmap-ops 4 --mmap-bytes $STRESS_MMAP
 step "trinity, unprivileged, on the devices" trinity_run
 step "zcdev_fuzz: seeds $FUZZ_SEEDS, no violations" fuzz_run
 kstep "kmemleak: nothing of zcdev's leaked, module loaded" kmemleak_check loaded
