@@ -605,11 +605,14 @@ TEST_F_TIMEOUT(unload, churn_against_unload, 240)
  * took must have come back, and the module must still unload.
  */
 #define NOBODY		65534
-#define FLOOD_MS	5000	/* at least: 1/ZCDEV_SCALE of it */
+#define FLOOD_MS	5000	/* at least: 1/ZCDEV_SCALE of it, */
+#define FLOOD_MIN_MS	4000	/* and no less than this */
 /*
  * and at least so many cycles, within FLOOD_MAX_MS, for a small leak to
  * stand out of the noise of a settled guest: SUnreclaim moves by up to
- * about 120 kB, Percpu by 24 kB, with no leak at all
+ * about 120 kB, Percpu by 24 kB, with no leak at all.  A flood whose
+ * pace cannot make them by then stops at its time: its memory is not
+ * judged, and the rest would only repeat it.
  */
 #define FLOOD_CYCLES	40000
 #define FLOOD_MAX_MS	20000
@@ -631,7 +634,8 @@ static int flood_fail(struct flood *f, const char *what)
 
 /*
  * In a child: drop root, then open, splice a byte and close, for ms and
- * at least cycles times, unless that takes FLOOD_MAX_MS
+ * at least cycles times, unless that takes FLOOD_MAX_MS or its pace
+ * cannot make them by then
  */
 static int flood_main(struct flood *f, unsigned int ms, unsigned long cycles)
 {
@@ -663,7 +667,9 @@ static int flood_main(struct flood *f, unsigned int ms, unsigned long cycles)
 		}
 		now = now_ms();
 	} while (now - start < ms ||
-		 (f->cycles < cycles && now - start < FLOOD_MAX_MS));
+		 (f->cycles < cycles && now - start < FLOOD_MAX_MS &&
+		  (long long)f->cycles * FLOOD_MAX_MS >=
+		  (long long)cycles * (now - start)));
 	f->ms = now - start;
 	return 0;
 }
@@ -736,7 +742,9 @@ TEST_F_TIMEOUT(unload, unprivileged_flood, 240)
 	ASSERT_LE(0, before.unrecl);
 	ASSERT_LE(0, before.percpu);
 
-	status = flood_run(&f, FLOOD_MS / test_scale(), FLOOD_CYCLES);
+	status = flood_run(&f, FLOOD_MS / test_scale() > FLOOD_MIN_MS ?
+			       FLOOD_MS / test_scale() : FLOOD_MIN_MS,
+			   FLOOD_CYCLES);
 	ASSERT_EQ(0, status) TH_LOG("%s: %s", f.what, strerror(f.err));
 	ASSERT_LT(0, f.ms);
 	TH_LOG("as uid %d: %lu cycles in %lld ms, %llu a second", NOBODY,
