@@ -23,16 +23,17 @@
 #
 # The debug kernel (lab/vm/debug-kernel.sh) and the roots of the early
 # warning, the package stage and the systemd stage are made in the
-# background, at nice 19 (lab/stages/setup.sh).  The stages run in their
-# order, CHECK_JOBS (default 2) at a time: under TCG a guest keeps about
-# one CPU busy, so two keep both; and two guests at most run at once
-# (ZCDEV_VM_SLOTS, lab/vm/run.sh), whichever stages they are of.  While
-# such a background job runs, one at a time: the job has the other CPU.  A stage starts once the stages
-# whose results it reads have ended (needs) and its background job, if
-# it has one, is done (job_of); the next that can start goes first.  The
-# output is shown stage by stage in the order they started, as it comes
-# for the first.  At the end, when each stage started and its wall time,
-# how long nothing could run, and the total.
+# background (lab/stages/setup.sh).  The stages run in their order
+# (the longer first, among those that wait for the same), CHECK_JOBS
+# (default 2) at a time: under TCG a guest keeps about one CPU busy, so
+# two keep both; and two guests at most run at once (ZCDEV_VM_SLOTS,
+# lab/vm/run.sh), whichever stages they are of.  While such a background
+# job runs, one at a time: the job has the other CPU.  A stage starts
+# once the stages whose results it reads have ended (needs) and its
+# background job, if it has one, is done (job_of); the next that can
+# start goes first.  The output is shown stage by stage in the order
+# they started, as it comes for the first.  At the end, when each stage
+# started and its wall time, how long nothing could run, and the total.
 #
 # Time is bounded: each guest has a budget (CHECK_VM_SECS, default 1200 s;
 # on the debug kernel CHECK_DEBUG_VM_SECS, default 2700 s) that never
@@ -57,15 +58,15 @@ STAGES=(
 	pageref		# shared writes counted on the debug kernel: none
 	coverage	# zcdev's lines and branches the debug guests reached
 	deb		# the Debian package, installed with apt (the longest left)
-	cross		# arm64 builds without the rep stosb path
+	kselftest	# kselftest's packaging, run by run_kselftest.sh on 7.x
+	systemd		# make install-autoload: loaded at boot under systemd, 6.1
+	dkms		# DKMS on 6.1, 6.12 and 7.x
+	sign		# make sign under signature enforcement, on the debug kernel
+	install		# make install on 6.1
 	probe		# the build probes follow the kernel tree
 	user-image	# make check IMAGE= KDIR=, with Debian's 7.x as a user's
+	cross		# arm64 builds without the rep stosb path
 	sid		# the early warning: sid's newest headers
-	dkms		# DKMS on 6.1, 6.12 and 7.x
-	install		# make install on 6.1
-	systemd		# make install-autoload: loaded at boot under systemd, 6.1
-	kselftest	# kselftest's packaging, run by run_kselftest.sh on 7.x
-	sign		# make sign under signature enforcement, on the debug kernel
 )
 
 [ -z "${CHECK_STAGES:-}" ] || read -ra STAGES <<<"$CHECK_STAGES"

@@ -3,10 +3,10 @@
 #
 # A guest of selftests alone, the programs of ZCDEV_LIST (default
 # /t/lane-list): the debug kernel's second guest (lab/stages/kernels.sh),
-# which runs the -m32 builds and the zero-page runs beside the first's
-# lab/guest/check.sh, so that neither takes a quarter of an hour.  Its
-# plan, zcdev loaded, each program a step, unloaded, and where the kernel
-# has kmemleak, its verdict.
+# which runs the -m32 builds, the zero-page runs and some programs beside
+# the first's lab/guest/check.sh, so that neither takes a quarter of an
+# hour.  Its plan, zcdev loaded, each program a step, unloaded, and where
+# the kernel has kmemleak, its verdict.
 
 KO=/zcdev.ko
 LIST=${ZCDEV_LIST:-/t/lane-list}

@@ -12,8 +12,8 @@
 # LANE_OUT/built; its module is LANE_OUT/KERNEL/zcdev.ko.  The fuzzers run
 # longer on the debug kernel, where a second does a tenth of what it does
 # on the others (CHECK_DEBUG_FUZZ, default 40 s); its reloads and
-# stress-ng's operations are fewer, a reload takes 17 s there, and its
-# selftests run in two guests at once.
+# stress-ng's operations are fewer and stress-ng's mappings smaller (a
+# reload takes 17 s there), and its selftests run in two guests at once.
 # On the debug kernel the module is a coverage build (GCOV_ARGS):
 # lab/stages/coverage.sh reports what its guests ran.
 
@@ -58,21 +58,24 @@ kernel() {
 
 	# The newest stock kernel, 7, makes the full counts of the tests
 	# whose strength is a count or a time (ZCDEV_SCALE, lab/selftests/
-	# zcdev_util.h), the other stock kernels a quarter.  On the debug
-	# kernel a system call costs some ten times more: a sixteenth there,
-	# and the -m32 builds and the zero-page runs go to a second guest
+	# zcdev_util.h; the fuzzers' time, lab/guest/check.sh), the other
+	# stock kernels a quarter.  On the debug kernel a system call costs
+	# some ten times more: a sixteenth there, and the -m32 builds, the
+	# zero-page runs, zcdev_guard and zcdev_splice go to a second guest
 	# beside the first (lab/guest/programs.sh), as one guest took a
-	# quarter of an hour.  The stock devices' variants, a reference
-	# never counted, run on the stock kernels only (ZCDEV_REFS=0): the
-	# debug kernel is kernel 7's release.
+	# quarter of an hour; the first has the stress-ng, fuzzer and reload
+	# steps, and the two take about as long.  The stock devices'
+	# variants, a reference never counted, run on the stock kernels only
+	# (ZCDEV_REFS=0): the debug kernel is kernel 7's release.
 	[ "$k" = 7 ] || fuzz=(-a ZCDEV_SCALE=4)
 	if [ "$k" = debug ]; then
-		grep -v '_32$\| zeropage$' "$LANE_OUT/selftests/lane-list" >"$dir/lane-list"
-		grep '_32$\| zeropage$' "$LANE_OUT/selftests/lane-list" >"$dir/lane-list-b"
-		LABEL="$k (-m32, zero page)" guest "$k" "$dir" guest-b "$dir/zcdev.ko" \
+		second='_32$\| zeropage$\|^zcdev_guard$\|^zcdev_splice$'
+		grep -v "$second" "$LANE_OUT/selftests/lane-list" >"$dir/lane-list"
+		grep "$second" "$LANE_OUT/selftests/lane-list" >"$dir/lane-list-b"
+		LABEL="$k (second guest)" guest "$k" "$dir" guest-b "$dir/zcdev.ko" \
 			lab/guest/programs.sh -a "ZCDEV_LIST=/lane-list ZCDEV_SCALE=16 ZCDEV_REFS=0" \
 			-f "$dir/lane-list-b:/lane-list" &
-		fuzz=(-a "ZCDEV_FUZZ=${CHECK_DEBUG_FUZZ:-40} ZCDEV_RELOADS=3 STRESS_OPS=500"
+		fuzz=(-a "ZCDEV_FUZZ=${CHECK_DEBUG_FUZZ:-40} ZCDEV_RELOADS=3 STRESS_OPS=500 STRESS_MMAP=8M"
 		      -a "ZCDEV_SCALE=16 ZCDEV_REFS=0"
 		      -a ZCDEV_LIST=/lane-list -f "$dir/lane-list:/lane-list")
 	fi
