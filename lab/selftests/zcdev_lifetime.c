@@ -551,8 +551,7 @@ TEST_F_TIMEOUT(unload, churn_against_unload, 240)
 		ASSERT_EQ(0, pthread_create(&c[i].thread, NULL, churner_main,
 					    &c[i]));
 	ASSERT_EQ(0, pthread_create(&u.thread, NULL, unloader_main, &u));
-	sleep_ms(CHURN_MS / test_scale() > CHURN_MIN_MS ?
-		 CHURN_MS / test_scale() : CHURN_MIN_MS);
+	sleep_ms(scaled(CHURN_MS, CHURN_MIN_MS));
 	__atomic_store_n(&ctl.stop, 1, __ATOMIC_RELEASE);
 	for (i = 0; i < CHURNERS; i++)
 		pthread_join(c[i].thread, NULL);
@@ -667,7 +666,7 @@ static int flood_main(struct flood *f, unsigned int ms, unsigned long cycles)
 		}
 		now = now_ms();
 	} while (now - start < ms ||
-		 (f->cycles < cycles && now - start < FLOOD_MAX_MS &&
+		 (f->cycles < cycles &&
 		  (long long)f->cycles * FLOOD_MAX_MS >=
 		  (long long)cycles * (now - start)));
 	f->ms = now - start;
@@ -742,9 +741,7 @@ TEST_F_TIMEOUT(unload, unprivileged_flood, 240)
 	ASSERT_LE(0, before.unrecl);
 	ASSERT_LE(0, before.percpu);
 
-	status = flood_run(&f, FLOOD_MS / test_scale() > FLOOD_MIN_MS ?
-			       FLOOD_MS / test_scale() : FLOOD_MIN_MS,
-			   FLOOD_CYCLES);
+	status = flood_run(&f, scaled(FLOOD_MS, FLOOD_MIN_MS), FLOOD_CYCLES);
 	ASSERT_EQ(0, status) TH_LOG("%s: %s", f.what, strerror(f.err));
 	ASSERT_LT(0, f.ms);
 	TH_LOG("as uid %d: %lu cycles in %lld ms, %llu a second", NOBODY,

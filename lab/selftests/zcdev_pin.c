@@ -103,10 +103,7 @@ FIXTURE_TEARDOWN(pin)
 static unsigned int pin_secs(void)
 {
 	const char *s = getenv("ZCDEV_PIN_SECS");
-	long n = s ? strtol(s, NULL, 10) : PIN_SECS / test_scale();
-
-	if (!s && n < 4)
-		n = 4;
+	long n = s ? strtol(s, NULL, 10) : (long)scaled(PIN_SECS, 4);
 
 	return n < 1 ? 1 : n > 3600 ? 3600 : n;
 }

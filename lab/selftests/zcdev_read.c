@@ -101,9 +101,7 @@ TEST_F(zcdev, node)
 
 static size_t big_read(void)
 {
-	size_t n = BIG_READ / test_scale();
-
-	return n < 4 * MIB ? 4 * MIB : n;
+	return scaled(BIG_READ, 4 * MIB);
 }
 
 TEST_F_TIMEOUT(zcdev, read_sizes, 240)

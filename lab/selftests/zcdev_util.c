@@ -684,6 +684,12 @@ unsigned int test_scale(void)
 	return n < 1 ? 1 : n > 64 ? 64 : n;
 }
 
+unsigned long scaled(unsigned long n, unsigned long min)
+{
+	n /= test_scale();
+	return n < min ? min : n;
+}
+
 /* ZCDEV_REFS=0 */
 bool refs_off(void)
 {

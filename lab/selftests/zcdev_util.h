@@ -107,6 +107,8 @@ bool wait_blocked(pid_t tid, long nr, unsigned int ms);
  * others (lab/stages/kernels.sh).
  */
 unsigned int test_scale(void);
+/* n / test_scale(), and no less than min */
+unsigned long scaled(unsigned long n, unsigned long min);
 
 /*
  * ZCDEV_REFS=0: the stock devices' variants, the reference, are not run
