@@ -66,13 +66,35 @@ script=$1
 [ -r "$script" ] || { echo "vm-run: cannot read $script" >&2; exit 2; }
 env=$LAB/kernels/$id/env
 [ -s "$env" ] || { echo "vm-run: kernel $id is not set up (lab/vm/setup.sh $id)" >&2; exit 2; }
-VM_APPEND='' VM_SILENCE=''
+VM_APPEND='' VM_SILENCE='' VM_MACHINE=''
 # shellcheck disable=SC1090
 . "$env"
 silence=${silence:-${VM_SILENCE:-120}}
 boot_silence=${VM_BOOT_SILENCE:-90}
 [ "$boot_silence" -le "$silence" ] || boot_silence=$silence
 append="$VM_APPEND $append"
+
+# VM_MACHINE=microvm (the debug kernel's): no PCI bus, and ACPI tables of
+# little more than the CPUs, where pc's cost a KASAN and lockdep kernel
+# 10 s of AML interpreted at each boot.  But microvm has no HPET or PM
+# timer, so the TSC's only reference is the PIT, whose calibration under
+# TCG fails about one boot in three and leaves the kernel hanging.  A
+# guest reads the host's TSC, so the kernel is told its rate
+# (tsc_early_khz) where the host knows it: a guest itself with a TSC of
+# known frequency, whose "cpu MHz" is that rate.  Elsewhere, pc.
+host_tsc_khz() {
+	local flags
+	flags=$(grep -m1 '^flags' /proc/cpuinfo)
+	[[ " $flags " == *" hypervisor "* && " $flags " == *" tsc_known_freq "* ]] &&
+	awk -F': *' '/^cpu MHz/ { printf "%.0f\n", $2 * 1000; exit }' /proc/cpuinfo
+}
+if [[ $VM_MACHINE == microvm* ]]; then
+	if khz=$(host_tsc_khz) && [ -n "$khz" ]; then
+		append="tsc_early_khz=$khz $append"
+	else
+		VM_MACHINE=pc
+	fi
+fi
 
 work=$(mktemp -d /tmp/zcvm.XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -197,11 +219,16 @@ slot() {
 # without a word), or used up its $timeout.
 start=$SECONDS ended=
 serial=()
-[ -z "$gcda" ] || serial=(-serial mon:stdio -serial "file:$work/ttyS1")
+# The second serial port as a device of its own: "-serial" gives microvm
+# (the debug kernel's VM_MACHINE) one port only.
+# shellcheck disable=SC2054 # commas belong to -chardev's and -device's values
+[ -z "$gcda" ] || serial=(-serial mon:stdio -chardev "file,id=gcda,path=$work/ttyS1"
+			  -device isa-serial,chardev=gcda,iobase=0x2f8,irq=3)
 
 # A silent guest is asked what it is waiting for before it is ended: SysRq
 # w and l on its keyboard, through QEMU's monitor, and a few seconds to
-# print the answer.
+# print the answer (not the debug kernel: it has neither SysRq nor, on
+# microvm, a keyboard; its hung-task panic says what waits).
 sysrq() {
 	local key
 	for key in w l; do
@@ -216,7 +243,7 @@ boot() {
 
 	: >"$work/raw"
 	: >"$work/ttyS1"
-	qemu-system-x86_64 "${accel[@]}" "${serial[@]}" \
+	qemu-system-x86_64 -M "${VM_MACHINE:-pc}" "${accel[@]}" "${serial[@]}" \
 		-smp "$cpus" -m "$mem" -nographic -no-reboot -nic none \
 		-monitor "unix:$work/monitor,server=on,wait=off" \
 		-kernel "$VMLINUZ" -initrd "$work/initrd" -append "$cmdline" \
