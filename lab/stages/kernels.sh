@@ -75,7 +75,7 @@ kernel() {
 		LABEL="$k (second guest)" guest "$k" "$dir" guest-b "$dir/zcdev.ko" \
 			lab/guest/programs.sh -a "ZCDEV_LIST=/lane-list ZCDEV_SCALE=16 ZCDEV_REFS=0" \
 			-f "$dir/lane-list-b:/lane-list" &
-		fuzz=(-a "ZCDEV_FUZZ=${CHECK_DEBUG_FUZZ:-40} ZCDEV_RELOADS=3 STRESS_OPS=500 STRESS_MMAP=8M"
+		fuzz=(-a "ZCDEV_FUZZ=${CHECK_DEBUG_FUZZ:-40} ZCDEV_RELOADS=3 STRESS_OPS=500 STRESS_MMAP=1M"
 		      -a "ZCDEV_SCALE=16 ZCDEV_REFS=0"
 		      -a ZCDEV_LIST=/lane-list -f "$dir/lane-list:/lane-list")
 	fi
