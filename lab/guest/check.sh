@@ -28,7 +28,9 @@ SCALE=${ZCDEV_SCALE:-1}	# as the selftests read it: 1 to 64
 case $SCALE in *[!0-9]*) SCALE=1 ;; esac
 [ "$SCALE" -ge 1 ] || SCALE=1
 [ "$SCALE" -le 64 ] || SCALE=64
-FUZZ=${ZCDEV_FUZZ:-$((15 / SCALE < 6 ? 6 : 15 / SCALE))}
+# scaled N MIN: N / SCALE, no less than MIN, as the selftests' scaled()
+scaled() { echo $(($1 / SCALE < $2 ? $2 : $1 / SCALE)); }
+FUZZ=${ZCDEV_FUZZ:-$(scaled 15 6)}
 FUZZ_SEEDS=${ZCDEV_FUZZ_SEEDS:-"1 2 3"}
 RELOADS=${ZCDEV_RELOADS:-10}
 LIST=${ZCDEV_LIST:-/t/lane-list}
@@ -153,7 +155,7 @@ step "stress-ng splice" stress --splice 2 --splice-ops $STRESS_OPS
 # The dev stressor runs until its timeout whatever its ops, on two CPUs:
 # ten seconds of it are enough (a ZCDEV_SCALE-th, 3 s at least).
 step "stress-ng dev on zczero" stress --dev 1 --dev-file /dev/zczero \
-	--timeout $((10 / SCALE < 3 ? 3 : 10 / SCALE))
+	--timeout "$(scaled 10 3)"
 step "stress-ng mmap" stress --mmap 1 --mmap-ops 4 --mmap-bytes $STRESS_MMAP
 step "trinity, unprivileged, on the devices" trinity_run
 step "zcdev_fuzz: seeds $FUZZ_SEEDS, no violations" fuzz_run
