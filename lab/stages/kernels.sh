@@ -61,17 +61,19 @@ kernel() {
 	# zcdev_util.h; the fuzzers' time, lab/guest/check.sh), the other
 	# stock kernels a quarter.  On the debug kernel a system call costs
 	# some ten times more: a sixteenth there, and the -m32 builds, the
-	# zero-page runs, zcdev_guard and zcdev_splice go to a second guest
-	# beside the first (lab/guest/programs.sh), as one guest took a
-	# quarter of an hour; the first has the stress-ng, fuzzer and reload
-	# steps, and the two take about as long.  The stock devices'
+	# zero-page runs, zcdev_guard, zcdev_splice and the programs that
+	# need the debug kernel's fault injection (zcdev_inject) go to a
+	# second guest beside the first (lab/guest/programs.sh), as one guest
+	# took a quarter of an hour; the first has the stress-ng, fuzzer and
+	# reload steps, and the two take about as long.  The stock devices'
 	# variants, a reference never counted, run on the stock kernels only
 	# (ZCDEV_REFS=0): the debug kernel is kernel 7's release.
 	[ "$k" = 7 ] || fuzz=(-a ZCDEV_SCALE=4)
 	if [ "$k" = debug ]; then
 		second='_32$\| zeropage$\|^zcdev_guard$\|^zcdev_splice$'
 		grep -v "$second" "$LANE_OUT/selftests/lane-list" >"$dir/lane-list"
-		grep "$second" "$LANE_OUT/selftests/lane-list" >"$dir/lane-list-b"
+		cat <(grep "$second" "$LANE_OUT/selftests/lane-list") \
+			"$LANE_OUT/selftests/inject-list" >"$dir/lane-list-b"
 		LABEL="$k (second guest)" guest "$k" "$dir" guest-b "$dir/zcdev.ko" \
 			lab/guest/programs.sh -a "ZCDEV_LIST=/lane-list ZCDEV_SCALE=16 ZCDEV_REFS=0" \
 			-f "$dir/lane-list-b:/lane-list" &
