@@ -5,7 +5,10 @@
 # that no panic helps: a planted use-after-free (lab/faults/uaf.patch)
 # must fail the run through KASAN's report in the kernel log, a planted
 # leak (lab/faults/leak.patch) through kmemleak's step alone
-# (lab/guest/smoke.sh).
+# (lab/guest/smoke.sh); and a build that hides its failures from its
+# callers (lab/faults/inject.patch) must fail zcdev_inject, whose failed
+# allocations only this kernel can make: its load test, and its splice
+# test on both devices.
 
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
@@ -44,6 +47,21 @@ if faulty leak "leak"; then
 		result ok "gate: kmemleak fails a planted leak (debug)"
 	else
 		result fail "gate: kmemleak fails a planted leak (debug)" "$g.tap"
+	fi
+fi
+
+g=$G/fault-inject
+if ! FAULT=inject build debug "$g-src"; then
+	result fail "gate: a module with planted unseen failures builds (debug)" "$g-src.log"
+else
+	echo zcdev_inject >"$g.list"
+	guest debug "$G" fault-inject "$g-src/zcdev.ko" lab/guest/programs.sh \
+		-a "ZCDEV_LIST=/inject-list ZCDEV_KMEMLEAK=0" -f "$g.list:/inject-list"
+	n=$(grep -cE '^not ok - debug: zcdev_inject\.(load|splice\.zczero|splice\.zcfull)\.each_allocation_fails$' "$g.tap")
+	if [ "$n" = 3 ] && grep -q '^ok - .*the VM ran to its end' "$g.tap"; then
+		result ok "gate: zcdev_inject fails a load and splices that hide failed allocations (lab/faults/inject.patch, debug): 3 of 3 tests"
+	else
+		result fail "gate: zcdev_inject fails a load and splices that hide failed allocations (lab/faults/inject.patch, debug): $n of 3 tests" "$g.tap"
 	fi
 fi
 exit $failed
