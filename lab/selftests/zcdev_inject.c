@@ -49,6 +49,7 @@
 #define FAIL_NTH	"/proc/thread-self/fail-nth"
 #define NTH_MAX		1000U	/* zcdev's load makes about a hundred */
 #define AREA_ALIGN	(512 * MIB)
+#define MIN_ORDER_STR	"4"	/* pages that may fail: 64 KiB and up */
 
 /* The fault attributes, of kmalloc's and the page allocator's failures */
 static const char *const inject_dirs[] = { "failslab", "fail_page_alloc" };
@@ -116,15 +117,19 @@ static int attr_io(const char *dir, const char *attr, char *buf, size_t len,
 
 /*
  * Fault injection set up for zcdev alone: every failure asked for through
- * FAIL_NTH, of allocations that may sleep too, pages of any order, on a
- * stack through module code, with no report in the kernel log.  NULL,
- * or what the kernel lacks.
+ * FAIL_NTH, of allocations that may sleep too, on a stack through module
+ * code, with no report in the kernel log.  Of the page allocator's, those
+ * of MIN_ORDER and up: zcdev's folios, not the slabs' (at most order 3)
+ * or the stack depot's, which come and go with what earlier loads left,
+ * so that a load's count of allocations would change from one to the
+ * next, and the test end before it failed the last.  NULL, or what the
+ * kernel lacks.
  */
 static const char *inject_on(struct __test_metadata *_metadata,
 			     struct inject *in)
 {
 	char area[32], val[NR_ATTRS][32] = {
-		"N", "0", "0", "32", "", "0xffffffffffffffff",
+		"N", MIN_ORDER_STR, "0", "32", "", "0xffffffffffffffff",
 	};
 	const char *ko = getenv("ZCDEV_KO");
 	unsigned long start;
