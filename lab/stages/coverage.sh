@@ -102,7 +102,7 @@ elif lab/vm/gcov-report.sh -m "$G/coverage.md" debug "$BUILD" "${runs[@]}" "$G/r
 	result ok "zcdev_main.c $(figure "$G/report.txt" zcdev_main.c); zcdev_pipe.c $(figure "$G/report.txt" zcdev_pipe.c)"
 	awk '$1 == "function" { printf "#   %s %s: %d/%d lines, %d/%d branches\n", $2, $3, $4, $5, $6, $7 }' \
 		"$G/report.txt"
-	echo "#   lines no guest reached: $(grep -c '^unreached ' "$G/report.txt") (out/check/coverage/coverage.md)"
+	echo "#   lines no guest reached: $(grep -c '^unreached ' "$G/report.txt"); lines run with a branch never taken: $(grep -c '^untaken ' "$G/report.txt") (out/check/coverage/coverage.md)"
 else
 	result fail "gcov's report of the debug guests' runs" "$G/report.log"
 fi

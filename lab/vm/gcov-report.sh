@@ -25,6 +25,8 @@
 #   file FILE LINES-RUN LINES BRANCHES-TAKEN BRANCHES
 #   function FILE NAME LINES-RUN LINES BRANCHES-TAKEN BRANCHES
 #   unreached FILE LINE FUNCTION SOURCE-TEXT
+#   untaken FILE LINE FUNCTION UNTAKEN/ARMS SOURCE-TEXT  (a line run, with
+#                                         branch arms never taken)
 #
 # With -m, also a report in Markdown: the totals, a table per file, and
 # every line no run reached.
@@ -115,8 +117,9 @@ function pct(a, b) { return b ? sprintf("%.1f%%", 100 * a / b) : "-" }
 	c = ($3 == "taken") ? $4 + 0 : 0
 	key = file SUBSEP line SUBSEP $2
 	if (other && !(key in br)) next
-	if (!(key in br)) { nbr[file, fnof[file, line]]++; nbr[file]++ }
+	if (!(key in br)) { nbr[file, fnof[file, line]]++; nbr[file]++; arms[file, line]++ }
 	if (!(key in br) || br[key] == 0) if (c > 0) { tbr[file, fnof[file, line]]++; tbr[file]++ }
+	if (!(key in br) && c > 0 || br[key] == 0 && c > 0) taken[file, line]++
 	br[key] += c
 	next
 }
@@ -149,6 +152,10 @@ END {
 		for (j = 1; j <= m; j++)
 			if (!(hits[f, L[j]] > 0))
 				printf "unreached %s %d %s %s\n", f, L[j], fnof[f, L[j]], text[f, L[j]]
+		for (j = 1; j <= m; j++)
+			if (hits[f, L[j]] > 0 && taken[f, L[j]] < arms[f, L[j]])
+				printf "untaken %s %d %s %d/%d %s\n", f, L[j], fnof[f, L[j]],
+					arms[f, L[j]] - taken[f, L[j]], arms[f, L[j]], text[f, L[j]]
 	}
 	if (md == "") exit
 	print "# Coverage of zcdev_main.c and zcdev_pipe.c\n" >md
@@ -173,6 +180,16 @@ END {
 			if (!(hits[f, L[j]] > 0)) {
 				t = text[f, L[j]]; gsub(/^[ \t]+/, "", t); gsub(/`/, "\x27", t)
 				printf "- %s:%d (%s): `%s`\n", f, L[j], fnof[f, L[j]], t >md
+			}
+	}
+	print "\n## Lines run with a branch never taken\n\nArms never taken of the line\x27s arms, as gcov numbers them (an inlined helper\x27s checks count on the line that calls it).\n" >md
+	for (i = 1; i <= 2; i++) {
+		f = F[i]
+		m = split(order[f], L, " ")
+		for (j = 1; j <= m; j++)
+			if (hits[f, L[j]] > 0 && taken[f, L[j]] < arms[f, L[j]]) {
+				t = text[f, L[j]]; gsub(/^[ \t]+/, "", t); gsub(/`/, "\x27", t)
+				printf "- %s:%d (%s), %d of %d: `%s`\n", f, L[j], fnof[f, L[j]], arms[f, L[j]] - taken[f, L[j]], arms[f, L[j]], t >md
 			}
 	}
 }'
