@@ -85,34 +85,14 @@ static unsigned long module_area(void)
 	return top ? (top | (AREA_ALIGN - 1)) + 1 : 0;
 }
 
-/*
- * Read or write a file of a few bytes, opened for it: the debugfs
- * attributes are not seekable.  0, or the errno.
- */
-static int file_io(const char *path, char *buf, size_t len, bool out)
-{
-	ssize_t n;
-	int fd, err = 0;
-
-	fd = open(path, (out ? O_WRONLY : O_RDONLY) | O_CLOEXEC);
-	if (fd < 0)
-		return errno;
-	n = out ? write(fd, buf, strlen(buf)) : read(fd, buf, len - 1);
-	if (n < 0)
-		err = errno;
-	else if (!out)
-		buf[strcspn(buf, "\n")] = '\0';
-	close(fd);
-	return err;
-}
-
+/* A fault attribute, read into buf or written from it: 0, or the errno */
 static int attr_io(const char *dir, const char *attr, char *buf, size_t len,
 		   bool out)
 {
 	char path[128];
 
 	snprintf(path, sizeof(path), DEBUGFS "/%s/%s", dir, attr);
-	return file_io(path, buf, len, out);
+	return out ? file_write(path, buf, strlen(buf)) : file_read(path, buf, len);
 }
 
 /*
@@ -189,18 +169,18 @@ static void inject_off(struct inject *in)
 static int arm(unsigned int n)
 {
 	char buf[16];
+	int len = snprintf(buf, sizeof(buf), "%u", n);
 
-	snprintf(buf, sizeof(buf), "%u", n);
-	return file_io(FAIL_NTH, buf, sizeof(buf), true);
+	return file_write(FAIL_NTH, buf, len);
 }
 
 /* Disarmed: whether the armed failure happened ("0" left) */
 static bool disarm(void)
 {
-	char buf[16] = "", off[] = "0";
-	bool hit = !file_io(FAIL_NTH, buf, sizeof(buf), false) && !strcmp(buf, "0");
+	char buf[16];
+	bool hit = !file_read(FAIL_NTH, buf, sizeof(buf)) && !strcmp(buf, "0");
 
-	return !file_io(FAIL_NTH, off, sizeof(off), true) && hit;
+	return !file_write(FAIL_NTH, "0", 1) && hit;
 }
 
 /* finit_module() with allocation n failing: 0, or the errno; *hit */

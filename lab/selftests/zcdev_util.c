@@ -386,13 +386,11 @@ int load_module(const char *ko, const char *params)
 	return err;
 }
 
-/* Write len bytes of val to parameter name: 0, or the errno */
-int param_set(const char *name, const char *val, size_t len)
+/* Write len bytes of val to the file at path: 0, or the errno */
+int file_write(const char *path, const char *val, size_t len)
 {
-	char path[128];
 	int fd, err = 0;
 
-	snprintf(path, sizeof(path), PARAM_DIR "%s", name);
 	fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return errno;
@@ -400,6 +398,37 @@ int param_set(const char *name, const char *val, size_t len)
 		err = errno ? errno : EIO;
 	close(fd);
 	return err;
+}
+
+/*
+ * The start of the file at path, up to size - 1 bytes and without the
+ * newline: 0, or the errno
+ */
+int file_read(const char *path, char *buf, size_t size)
+{
+	ssize_t n;
+	int fd;
+
+	buf[0] = '\0';
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		return errno;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+/* Write len bytes of val to parameter name: 0, or the errno */
+int param_set(const char *name, const char *val, size_t len)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), PARAM_DIR "%s", name);
+	return file_write(path, val, len);
 }
 
 /*
@@ -422,21 +451,9 @@ long splice_buffer_size(bool is_stock)
 int param_get(const char *name, char *buf, size_t size)
 {
 	char path[128];
-	ssize_t n;
-	int fd;
 
-	buf[0] = '\0';
 	snprintf(path, sizeof(path), PARAM_DIR "%s", name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno;
-	n = read(fd, buf, size - 1);
-	close(fd);
-	if (n < 0)
-		return errno;
-	buf[n] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	return 0;
+	return file_read(path, buf, size);
 }
 
 /* Whether the kernel log got a line with text since the last call */

@@ -81,6 +81,9 @@ bool wait_path(const char *path, bool exist, unsigned int ms);
 long chrdev_major(const char *name);
 long long class_devt(const char *path);
 int load_module(const char *ko, const char *params);
+/* Small files (sysfs, debugfs, /proc): 0, or the errno */
+int file_write(const char *path, const char *val, size_t len);
+int file_read(const char *path, char *buf, size_t size);
 int param_set(const char *name, const char *val, size_t len);
 int param_get(const char *name, char *buf, size_t size);
 long splice_buffer_size(bool is_stock);
