@@ -12,12 +12,7 @@
  * after the selftests (lab/guest/check.sh).
  *
  * Only allocations made on a stack that passes through module code may
- * fail (the fault attributes' stack-trace filter): not the module
- * loader's own, hundreds of pages for a module's image, nor those of the
- * system call around zcdev.  On x86_64 the modules lie above the
- * kernel's image, from a 512 MiB boundary on (Documentation/arch/x86/
- * x86_64/mm.rst): the filter takes everything above the one that follows
- * the kernel's last symbol.
+ * fail, and of the page allocator's only zcdev's folios (fault_inject.c).
  *
  * It needs fault injection (CONFIG_FAULT_INJECTION, FAILSLAB,
  * FAIL_PAGE_ALLOC, FAULT_INJECTION_DEBUG_FS and
@@ -33,8 +28,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/mount.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 
 /* The harness has a signal handler that ignores an argument */
@@ -43,156 +36,51 @@
 #include "kselftest_harness.h"
 #pragma GCC diagnostic pop
 
+#include "fault_inject.h"
 #include "zcdev_fixture.h"
 
-#define DEBUGFS		"/sys/kernel/debug"
-#define FAIL_NTH	"/proc/thread-self/fail-nth"
 #define NTH_MAX		1000U	/* zcdev's load makes about a hundred */
-#define AREA_ALIGN	(512 * MIB)
-#define MIN_ORDER_STR	"4"	/* pages that may fail: 64 KiB and up */
 
-/* The fault attributes, of kmalloc's and the page allocator's failures */
-static const char *const inject_dirs[] = { "failslab", "fail_page_alloc" };
-
-enum { IGNORE_WAIT, MIN_ORDER, VERBOSE, DEPTH, START, END, NR_ATTRS };
-static const char *const inject_attrs[NR_ATTRS] = {
-	"ignore-gfp-wait", "min-order", "verbose", "stacktrace-depth",
-	"require-start", "require-end",
-};
-
-struct inject {
+struct zc_inject {
+	struct inject in;
 	int ko;			/* ZCDEV_KO */
-	bool mounted;		/* debugfs, by the setup */
-	char old[ARRAY_SIZE(inject_dirs)][NR_ATTRS][32];
 	const char *skip;	/* what the kernel lacks */
 };
 
-/* The first AREA_ALIGN boundary above the kernel's own symbols, or 0 */
-static unsigned long module_area(void)
+/* Fault injection on, ZCDEV_KO open: NULL, or what the kernel lacks */
+static const char *zc_inject_on(struct __test_metadata *_metadata,
+				struct zc_inject *zi)
 {
-	unsigned long a, top = 0;
-	char line[512], *end;
-	FILE *f = fopen("/proc/kallsyms", "re");
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f)) {
-		a = strtoul(line, &end, 16);
-		if (end != line && !strchr(line, '[') && a > top)
-			top = a;
-	}
-	fclose(f);
-	return top ? (top | (AREA_ALIGN - 1)) + 1 : 0;
-}
-
-/* A fault attribute, read into buf or written from it: 0, or the errno */
-static int attr_io(const char *dir, const char *attr, char *buf, size_t len,
-		   bool out)
-{
-	char path[128];
-
-	snprintf(path, sizeof(path), DEBUGFS "/%s/%s", dir, attr);
-	return out ? file_write(path, buf, strlen(buf)) : file_read(path, buf, len);
-}
-
-/*
- * Fault injection set up for zcdev alone: every failure asked for through
- * FAIL_NTH, of allocations that may sleep too, on a stack through module
- * code, with no report in the kernel log.  Of the page allocator's, those
- * of MIN_ORDER and up: zcdev's folios, not the slabs' (at most order 3)
- * or the stack depot's, which come and go with what earlier loads left,
- * so that a load's count of allocations would change from one to the
- * next, and the test end before it failed the last.  NULL, or what the
- * kernel lacks.
- */
-static const char *inject_on(struct __test_metadata *_metadata,
-			     struct inject *in)
-{
-	char area[32], val[NR_ATTRS][32] = {
-		"N", MIN_ORDER_STR, "0", "32", "", "0xffffffffffffffff",
-	};
-	const char *ko = getenv("ZCDEV_KO");
-	unsigned long start;
-	unsigned int d, a;
+	const char *ko = getenv("ZCDEV_KO"), *why;
+	int err;
 
 	ASSERT_TRUE(ko && *ko) TH_LOG("set ZCDEV_KO to the module file: the test loads it");
-	in->ko = open(ko, O_RDONLY | O_CLOEXEC);
-	ASSERT_LE(0, in->ko) TH_LOG("%s: %s", ko, strerror(errno));
-	if (access(FAIL_NTH, F_OK))
-		return "no " FAIL_NTH " (CONFIG_FAULT_INJECTION)";
-	if (access(DEBUGFS "/failslab", F_OK)) {
-		in->mounted = !mount("debugfs", DEBUGFS, "debugfs", 0, NULL);
-		if (access(DEBUGFS "/failslab", F_OK))
-			return "no failslab in debugfs (FAILSLAB, FAULT_INJECTION_DEBUG_FS)";
-	}
-	if (access(DEBUGFS "/fail_page_alloc", F_OK))
-		return "no fail_page_alloc in debugfs (CONFIG_FAIL_PAGE_ALLOC)";
-	if (access(DEBUGFS "/failslab/require-start", F_OK))
-		return "no stack-trace filter (CONFIG_FAULT_INJECTION_STACKTRACE_FILTER)";
-	if (!kernel_is_x86_64())
-		return "the module area's place is known here for x86_64 only";
-	start = module_area();
-	ASSERT_NE(0UL, start) TH_LOG("no address of the kernel's in /proc/kallsyms");
-	snprintf(area, sizeof(area), "0x%lx", start);
-	strcpy(val[START], area);
-	for (d = 0; d < ARRAY_SIZE(inject_dirs); d++)
-		for (a = 0; a < NR_ATTRS; a++) {
-			if (a == MIN_ORDER && strcmp(inject_dirs[d], "fail_page_alloc"))
-				continue;
-			ASSERT_EQ(0, attr_io(inject_dirs[d], inject_attrs[a], in->old[d][a],
-					     sizeof(in->old[d][a]), false));
-			ASSERT_EQ(0, attr_io(inject_dirs[d], inject_attrs[a], val[a],
-					     sizeof(val[a]), true))
-				TH_LOG("%s/%s = %s", inject_dirs[d], inject_attrs[a], val[a]);
-		}
-	return NULL;
+	zi->ko = open(ko, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, zi->ko) TH_LOG("%s: %s", ko, strerror(errno));
+	why = inject_on(&zi->in, &err);
+	ASSERT_EQ(0, err) TH_LOG("fault injection: %s: %s", why, strerror(err));
+	return why;
 }
 
-static void inject_off(struct inject *in)
+static void zc_inject_off(struct zc_inject *zi)
 {
-	unsigned int d, a;
-
-	for (d = 0; d < ARRAY_SIZE(inject_dirs); d++)
-		for (a = 0; a < NR_ATTRS; a++)
-			if (in->old[d][a][0])
-				attr_io(inject_dirs[d], inject_attrs[a], in->old[d][a],
-					sizeof(in->old[d][a]), true);
-	if (in->mounted)
-		umount(DEBUGFS);
-	if (in->ko >= 0)
-		close(in->ko);
+	inject_off(&zi->in);
+	if (zi->ko >= 0)
+		close(zi->ko);
 	if (access("/sys/module/" MODNAME, F_OK))
 		load_module(getenv("ZCDEV_KO"), "");
 }
 
-/* The nth allocation that may fail, fails: from now on in this thread */
-static int arm(unsigned int n)
-{
-	char buf[16];
-	int len = snprintf(buf, sizeof(buf), "%u", n);
-
-	return file_write(FAIL_NTH, buf, len);
-}
-
-/* Disarmed: whether the armed failure happened ("0" left) */
-static bool disarm(void)
-{
-	char buf[16];
-	bool hit = !file_read(FAIL_NTH, buf, sizeof(buf)) && !strcmp(buf, "0");
-
-	return !file_write(FAIL_NTH, "0", 1) && hit;
-}
-
 /* finit_module() with allocation n failing: 0, or the errno; *hit */
-static int load_nth(const struct inject *in, unsigned int n, bool *hit)
+static int load_nth(const struct zc_inject *zi, unsigned int n, bool *hit)
 {
-	int err = arm(n);
+	int err = inject_arm(n);
 
 	if (err)
 		return err;
-	if (syscall(SYS_finit_module, in->ko, "", 0))
+	if (syscall(SYS_finit_module, zi->ko, "", 0))
 		err = errno;
-	*hit = disarm();
+	*hit = inject_disarm();
 	return err;
 }
 
@@ -250,7 +138,7 @@ static int devices_work(bool splice)
 }
 
 FIXTURE(load) {
-	struct inject in;
+	struct zc_inject in;
 };
 
 FIXTURE_SETUP(load)
@@ -258,7 +146,7 @@ FIXTURE_SETUP(load)
 	int err;
 
 	self->in.ko = -1;
-	self->in.skip = inject_on(_metadata, &self->in);
+	self->in.skip = zc_inject_on(_metadata, &self->in);
 	if (self->in.skip)
 		SKIP(return, "%s", self->in.skip);
 	err = unload_module(10000);
@@ -267,7 +155,7 @@ FIXTURE_SETUP(load)
 
 FIXTURE_TEARDOWN(load)
 {
-	inject_off(&self->in);
+	zc_inject_off(&self->in);
 }
 
 /*
@@ -323,7 +211,7 @@ TEST_F_TIMEOUT(load, each_allocation_fails, 900)
 }
 
 FIXTURE(splice) {
-	struct inject in;
+	struct zc_inject in;
 };
 
 FIXTURE_VARIANT(splice) {
@@ -336,14 +224,14 @@ FIXTURE_VARIANT_ADD(splice, zcfull) { ZCFULL_DEV };
 FIXTURE_SETUP(splice)
 {
 	self->in.ko = -1;
-	self->in.skip = inject_on(_metadata, &self->in);
+	self->in.skip = zc_inject_on(_metadata, &self->in);
 	if (self->in.skip)
 		SKIP(return, "%s", self->in.skip);
 }
 
 FIXTURE_TEARDOWN(splice)
 {
-	inject_off(&self->in);
+	zc_inject_off(&self->in);
 }
 
 /*
@@ -370,10 +258,10 @@ TEST_F_TIMEOUT(splice, each_allocation_fails, 300)
 		ASSERT_LE(0, dev) TH_LOG("%s: %s", variant->path, strerror(errno));
 		ASSERT_EQ(0, pipe2(p, O_NONBLOCK | O_CLOEXEC));
 
-		ASSERT_EQ(0, arm(n));
+		ASSERT_EQ(0, inject_arm(n));
 		r = splice(dev, NULL, p[1], NULL, 64 * KIB, SPLICE_F_NONBLOCK);
 		err = errno;
-		hit = disarm();
+		hit = inject_disarm();
 		if (r < 0) {
 			failed++;
 			ASSERT_TRUE(hit) TH_LOG("splice %u failed with no failure made: %s",

@@ -16,7 +16,9 @@
 # 2^30, which no test can take for real (some 50 GB of socket memory):
 # the faults stage plants a start 256 short of it (lab/faults/refs.patch)
 # and runs zcdev_refs on a stock kernel.  Here that fault, in a coverage
-# build, runs zcdev_refs on the debug kernel too, and its data counts for
+# build, runs zcdev_refs on the debug kernel too, and zcdev_worn (the
+# replacement of a worn zero failing, which needs both the worn zeros and
+# the debug kernel's fault injection), and its data counts for
 # the lines that the patch left as they are (gcov-report.sh's
 # GCDA@BUILD).
 #
@@ -69,6 +71,8 @@ plan "$0"
 step "insmod the refs build: counts 256 short of the guard" insmod /zcdev.ko
 step "selftests: zcdev_refs, counts 256 short of the guard, ran to its end" \
 	selftests zcdev_refs zcdev_refs_fault
+step "selftests: zcdev_worn, a worn zero's replacement failing, ran to its end" \
+	selftests zcdev_worn
 step "rmmod" unload
 EOT
 LABEL="coverage: refs" guest debug "$G" refs "$refs/zcdev.ko" "$G/refs.sh" \

@@ -8,7 +8,8 @@
 # (lab/guest/smoke.sh); and a build that hides its failures from its
 # callers (lab/faults/inject.patch) must fail zcdev_inject, whose failed
 # allocations only this kernel can make: its load test, and its splice
-# test on both devices.
+# test on both devices; and zcdev_worn's tests, on both devices, which
+# that build's worn zeros (refs.patch's counts) let run.
 
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
@@ -51,17 +52,18 @@ if faulty leak "leak"; then
 fi
 
 g=$G/fault-inject
+what="gate: zcdev_inject and zcdev_worn fail a load, splices and moves that hide failed allocations (lab/faults/inject.patch, debug)"
 if ! FAULT=inject build debug "$g-src"; then
 	result fail "gate: a module with planted unseen failures builds (debug)" "$g-src.log"
 else
-	echo zcdev_inject >"$g.list"
+	printf '%s\n' zcdev_inject zcdev_worn >"$g.list"
 	guest debug "$G" fault-inject "$g-src/zcdev.ko" lab/guest/programs.sh \
 		-a "ZCDEV_LIST=/inject-list ZCDEV_KMEMLEAK=0" -f "$g.list:/inject-list"
-	n=$(grep -cE '^not ok - debug: zcdev_inject\.(load|splice\.zczero|splice\.zcfull)\.each_allocation_fails$' "$g.tap")
-	if [ "$n" = 3 ] && grep -q '^ok - .*the VM ran to its end' "$g.tap"; then
-		result ok "gate: zcdev_inject fails a load and splices that hide failed allocations (lab/faults/inject.patch, debug): 3 of 3 tests"
+	n=$(grep -cE '^not ok - debug: (zcdev_inject\.(load|splice\.zczero|splice\.zcfull)\.each_allocation_fails|zcdev_worn\.worn\.(zczero|zcfull)\.(each_allocation_of_a_move_fails|folios_fail))$' "$g.tap")
+	if [ "$n" = 7 ] && grep -q '^ok - .*the VM ran to its end' "$g.tap"; then
+		result ok "$what: 7 of 7 tests"
 	else
-		result fail "gate: zcdev_inject fails a load and splices that hide failed allocations (lab/faults/inject.patch, debug): $n of 3 tests" "$g.tap"
+		result fail "$what: $n of 7 tests" "$g.tap"
 	fi
 fi
 exit $failed
