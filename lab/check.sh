@@ -17,7 +17,7 @@
 # output is in out/check/stage-NAME.log.  To add a stage, write
 # lab/stages/NAME.sh (lab/stages/lib.sh has what they share), name it in
 # STAGES and, if it reads another stage's results, in needs().
-# CHECK_STAGES="setup kernels ..." runs only those (setup first: the
+# CHECK_STAGES="setup selftests builds kernels ..." runs only those (setup first: the
 # others need what it leaves).  It closes with "N passed, N failed, N
 # skipped".
 #
@@ -50,13 +50,14 @@ STAGES=(
 	lint		# checkpatch and shellcheck, each failing a planted error
 	errors		# make's one line where users go wrong, on the host
 	selftests	# the selftests built, static, 64-bit and -m32
-	kernels		# each stock kernel: W=1, sparse, modinfo, its guest judged
-	gates		# the judge and the kernel-log gate fail planted faults
-	faults		# the page-count guard, folios and failed loads, planted
+	builds		# each stock kernel's module: W=1, sparse, modinfo
 	debug		# the debug kernel: the same as a stock kernel
+	kernels		# each stock kernel's guest judged: kernel:K, a stage each
 	debug-gates	# KASAN and kmemleak fail planted faults
 	pageref		# shared writes counted on the debug kernel: none
 	coverage	# zcdev's lines and branches the debug guests reached
+	gates		# the judge and the kernel-log gate fail planted faults
+	faults		# the page-count guard, folios and failed loads, planted
 	deb		# the Debian package, installed with apt (the longest left)
 	kselftest	# kselftest's packaging, run by run_kselftest.sh on 7.x
 	systemd		# make install-autoload: loaded at boot under systemd, 6.1
@@ -75,6 +76,25 @@ if [ ${#KERNELS[@]} -eq 0 ]; then
 	KERNELS=(6.1 6.12 7 7-rt debug)
 	[ -z "${ZCDEV_IMAGE:-}" ] || KERNELS=(user)
 fi
+# "kernels" stands for a stage per stock kernel's guest, kernel:K, that
+# of the gates' kernel first (7, else the last one: lab/stages/lib.sh's
+# gate_kernel), whose run the gates stage reads.
+GATE_K='' guests=() stages=()
+for k in "${KERNELS[@]}"; do
+	[ "$k" = debug ] || [ "$GATE_K" = 7 ] || GATE_K=$k
+done
+for k in "${KERNELS[@]}"; do
+	[ "$k" = debug ] || [ "$k" = "$GATE_K" ] || guests+=("kernel:$k")
+done
+[ -z "$GATE_K" ] || guests=("kernel:$GATE_K" "${guests[@]}")
+for s in "${STAGES[@]}"; do
+	if [ "$s" = kernels ]; then
+		stages+=("${guests[@]}")
+	else
+		stages+=("$s")
+	fi
+done
+STAGES=("${stages[@]}")
 CHECK_SECS=${CHECK_SECS:-5100}
 CHECK_DEADLINE=$(($(date +%s) + CHECK_SECS))
 LANE_OUT=$PWD/out/check
@@ -103,8 +123,10 @@ tap() {
 needs() {
 	case $1 in
 	setup)						;;
-	kernels | debug)				echo selftests ;;
-	gates | faults | user-image | install | kselftest) echo kernels ;;
+	debug)						echo selftests ;;
+	kernel:*)					echo selftests builds ;;
+	gates)						echo "kernel:$GATE_K" ;;
+	faults | user-image | install | kselftest)	echo builds ;;
 	debug-gates | pageref)				echo debug ;;
 	coverage)					echo debug debug-gates pageref ;;
 	*)						echo setup ;;
@@ -157,9 +179,10 @@ can_start() {
 # out/check/stage-STAGE.log; its exit code, end and CPU time (its own and
 # its guests', user and system, in seconds) in stage-STAGE.rc.
 start() {
-	local s=$1
+	local s=$1 cmd=("lab/stages/$1.sh")
+	[[ $s != kernel:* ]] || cmd=(lab/stages/kernels.sh -g "${s#kernel:}")
 	begun[$s]=$(date +%s)
-	( "lab/stages/$s.sh" </dev/null >"$LANE_OUT/stage-$s.log" 2>&1
+	( "${cmd[@]}" </dev/null >"$LANE_OUT/stage-$s.log" 2>&1
 	  rc=$?
 	  times >"$LANE_OUT/stage-$s.times"	# in a pipe, a subshell's: none
 	  echo "$rc $(date +%s) $(awk 'END { for (i = 1; i <= 2; i++) {

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Each kernel's part of the lane:  lab/stages/kernels.sh [KERNEL...]
+# Each kernel's part of the lane:  lab/stages/kernels.sh [-b|-g] [KERNEL...]
 # (default: every stock kernel the setup stage made ready).
 #
 # zcdev built with W=1 and with sparse (C=2) against the kernel's headers,
@@ -9,7 +9,11 @@
 # QEMU with the module and the selftests (lab/guest/check.sh: the
 # selftests, the peer suite, the fuzzers, the parameters, reloads), and
 # the run judged (lab/vm/judge.sh).  Each kernel built is listed in
-# LANE_OUT/built; its module is LANE_OUT/KERNEL/zcdev.ko.  The fuzzers run
+# LANE_OUT/built; its module is LANE_OUT/KERNEL/zcdev.ko.  With -b, the
+# builds alone, with -g the guests alone, of the kernels built: the lane
+# makes the stock kernels' builds in one stage (builds), so that the
+# stages that need a module start early, and each one's guest in a stage
+# of its own (kernel:K, lab/check.sh).  The fuzzers run
 # longer on the debug kernel, where a second does a tenth of what it does
 # on the others (CHECK_DEBUG_FUZZ, default 40 s); its reloads and
 # stress-ng's operations are fewer and stress-ng's mappings smaller (a
@@ -23,8 +27,9 @@ cd "$(dirname "$0")/../.." || exit 1
 . lab/stages/lib.sh
 [ -n "$LANE_OUT" ] || { echo "kernels: run by lab/check.sh" >&2; exit 2; }
 
-kernel() {
-	local k=$1 dir=$LANE_OUT/$1 fuzz=() cov=()
+# kbuild K: the module for kernel K, with W=1 and sparse, and modinfo
+kbuild() {
+	local k=$1 dir=$LANE_OUT/$1 cov=()
 	# shellcheck disable=SC1090
 	. "$LAB/kernels/$k/env"
 	echo "# kernel $k: $KREL"
@@ -32,7 +37,7 @@ kernel() {
 	[ "$k" != debug ] || cov=("${GCOV_ARGS[@]}")
 	if ! build "$k" "$dir/src" W=1 "${cov[@]}"; then
 		result fail "$k: builds with W=1, no warnings" "$dir/src.log"
-		return
+		return 1
 	fi
 	result ok "$k: builds with W=1, no warnings"
 	cp "$dir/src/zcdev.ko" "$dir/zcdev.ko"
@@ -55,7 +60,14 @@ kernel() {
 	else
 		result fail "$k: modinfo has description, version, license, parameters" "$dir/modinfo.log"
 	fi
+}
 
+# kguest K: kernel K's guests, its module built, and their verdicts
+kguest() {
+	local k=$1 dir=$LANE_OUT/$1 fuzz=()
+	# shellcheck disable=SC1090
+	. "$LAB/kernels/$k/env"
+	echo "# kernel $k: $KREL, its guest"
 	# The newest stock kernel, 7, makes the full counts of the tests
 	# whose strength is a count or a time (ZCDEV_SCALE, lab/selftests/
 	# zcdev_util.h; the fuzzers' time, lab/guest/check.sh), the other
@@ -87,12 +99,22 @@ kernel() {
 	grep -q '^not ok' "$dir"/guest*.tap && failed=1
 }
 
+part=both
+case ${1:-} in
+-b) part=builds; shift ;;
+-g) part=guests; shift ;;
+esac
 kernels=("$@")
 if [ ${#kernels[@]} -eq 0 ]; then
 	mapfile -t kernels < <(grep -vx debug "$LANE_OUT/ready")
 fi
 for k in "${kernels[@]}"; do
 	in_time "$k" || continue
-	kernel "$k"
+	if [ $part = guests ]; then
+		lane_has built "$k" || continue	# the builds stage said why
+	elif ! kbuild "$k"; then
+		continue
+	fi
+	[ $part = builds ] || kguest "$k"
 done
 exit $failed

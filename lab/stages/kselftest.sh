@@ -118,9 +118,9 @@ ZCDEV_KO=/zcdev.ko ./run_kselftest.sh
 echo "==KSFT== end"
 EOF
 
-# In the lane, the kernels stage has made the full counts on this kernel,
-# the stock devices' references included: a sixteenth of them here, and
-# no references (ZCDEV_SCALE, ZCDEV_REFS: lab/selftests/zcdev_util.h).
+# In the lane, kernel 7's guest (stage kernel:7) has made the full counts
+# on this kernel, the stock devices' references included: a sixteenth of
+# them here, and no references (ZCDEV_SCALE, ZCDEV_REFS: lab/selftests/zcdev_util.h).
 scale=${ZCDEV_SCALE:-1} refs=${ZCDEV_REFS:-1}
 [ -z "${LANE_OUT:-}" ] || scale=${ZCDEV_SCALE:-16} refs=${ZCDEV_REFS:-0}
 rc=0
