@@ -52,13 +52,13 @@ STAGES=(
 	selftests	# the selftests built, static, 64-bit and -m32
 	builds		# each stock kernel's module: W=1, sparse, modinfo
 	debug		# the debug kernel: the same as a stock kernel
-	kernels		# each stock kernel's guest judged: kernel:K, a stage each
+	deb		# the Debian package, installed with apt
 	debug-gates	# KASAN and kmemleak fail planted faults
 	pageref		# shared writes counted on the debug kernel: none
+	kernels		# each stock kernel's guest judged: kernel:K, a stage each
 	coverage	# zcdev's lines and branches the debug guests reached
 	gates		# the judge and the kernel-log gate fail planted faults
 	faults		# the page-count guard, folios and failed loads, planted
-	deb		# the Debian package, installed with apt (the longest left)
 	kselftest	# kselftest's packaging, run by run_kselftest.sh on 7.x
 	systemd		# make install-autoload: loaded at boot under systemd, 6.1
 	dkms		# DKMS on 6.1, 6.12 and 7.x

@@ -15,7 +15,7 @@
 # stages that need a module start early, and each one's guest in a stage
 # of its own (kernel:K, lab/check.sh).  The fuzzers run
 # longer on the debug kernel, where a second does a tenth of what it does
-# on the others (CHECK_DEBUG_FUZZ, default 40 s); its reloads and
+# on the others (CHECK_DEBUG_FUZZ, default 30 s); its reloads and
 # stress-ng's operations are fewer and stress-ng's mappings smaller (a
 # reload takes 17 s there), and its selftests run in two guests at once.
 # On the debug kernel the module is a coverage build (GCOV_ARGS):
@@ -89,7 +89,7 @@ kguest() {
 		LABEL="$k (second guest)" guest "$k" "$dir" guest-b "$dir/zcdev.ko" \
 			lab/guest/programs.sh -a "ZCDEV_LIST=/lane-list ZCDEV_SCALE=16 ZCDEV_REFS=0" \
 			-f "$dir/lane-list-b:/lane-list" &
-		fuzz=(-a "ZCDEV_FUZZ=${CHECK_DEBUG_FUZZ:-40} ZCDEV_RELOADS=3 STRESS_OPS=500 STRESS_MMAP=1M"
+		fuzz=(-a "ZCDEV_FUZZ=${CHECK_DEBUG_FUZZ:-30} ZCDEV_RELOADS=3 STRESS_OPS=500 STRESS_MMAP=1M"
 		      -a "ZCDEV_SCALE=16 ZCDEV_REFS=0"
 		      -a ZCDEV_LIST=/lane-list -f "$dir/lane-list:/lane-list")
 	fi
