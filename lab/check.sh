@@ -25,10 +25,13 @@
 # warning, the package stage and the systemd stage are made in the
 # background (lab/stages/setup.sh).  The stages run in their order
 # (the longer first, among those that wait for the same), CHECK_JOBS
-# (default 2) at a time: under TCG a guest keeps about one CPU busy, so
-# two keep both; and two guests at most run at once (ZCDEV_VM_SLOTS,
-# lab/vm/run.sh), whichever stages they are of.  While such a background
-# job runs, one at a time: the job has the other CPU.  A stage starts
+# (default 3) at a time, at nice CHECK_NICE (default 10); and two guests
+# at most run at once (ZCDEV_VM_SLOTS, lab/vm/run.sh), whichever stages
+# they are of, each at the niceness check.sh has.  Under TCG a guest
+# keeps about one CPU busy, less where it sleeps or its stage judges or
+# boots it: two keep both CPUs 85% busy, and a third stage's builds take
+# what they leave, never more.  While such a background job runs, one at
+# a time: the job has the other CPU.  A stage starts
 # once the stages whose results it reads have ended (needs) and its
 # background job, if it has one, is done (job_of); the next that can
 # start goes first.  The output is shown stage by stage in the order
@@ -182,7 +185,7 @@ start() {
 	local s=$1 cmd=("lab/stages/$1.sh")
 	[[ $s != kernel:* ]] || cmd=(lab/stages/kernels.sh -g "${s#kernel:}")
 	begun[$s]=$(date +%s)
-	( "${cmd[@]}" </dev/null >"$LANE_OUT/stage-$s.log" 2>&1
+	( nice -n "${CHECK_NICE:-10}" "${cmd[@]}" </dev/null >"$LANE_OUT/stage-$s.log" 2>&1
 	  rc=$?
 	  times >"$LANE_OUT/stage-$s.times"	# in a pipe, a subshell's: none
 	  echo "$rc $(date +%s) $(awk 'END { for (i = 1; i <= 2; i++) {
@@ -235,7 +238,7 @@ declare -A begun=()
 todo=("${STAGES[@]}") order=() times=() shown=0 seen=0 failed='' idle=0
 lane_start=$(date +%s)
 while [ ${#todo[@]} -gt 0 ] || [ "$shown" -lt ${#order[@]} ]; do
-	jobs=${CHECK_JOBS:-2}
+	jobs=${CHECK_JOBS:-3}
 	! job_runs || jobs=1
 	for i in "${!todo[@]}"; do
 		[ "$(running)" -lt "$jobs" ] || break

@@ -21,13 +21,14 @@ cd "$(dirname "$0")/../.." || exit 1
 [ -n "$LANE_OUT" ] || { echo "setup: run by lab/check.sh" >&2; exit 2; }
 
 # job NAME CMD...: CMD in the background, its output in LANE_OUT/NAME.log
-# and its exit code in LANE_OUT/NAME.rc when it ends.
+# and its exit code in LANE_OUT/NAME.rc when it ends; at niceness 0, as
+# the guests (lab/check.sh runs the stages at 10).
 job() {
 	local name=$1
 	shift
 	touch "$LANE_OUT/$name.started"
-	("$@" >"$LANE_OUT/$name.log" 2>&1; echo $? >"$LANE_OUT/$name.rc") \
-		</dev/null >/dev/null 2>&1 &
+	(nice -n "$((-$(nice)))" "$@" >"$LANE_OUT/$name.log" 2>&1
+	 echo $? >"$LANE_OUT/$name.rc") </dev/null >/dev/null 2>&1 &
 }
 
 echo "# setting up the lab in $LAB (idempotent)"
