@@ -17,9 +17,9 @@
 # output is in out/check/stage-NAME.log.  To add a stage, write
 # lab/stages/NAME.sh (lab/stages/lib.sh has what they share), name it in
 # STAGES and, if it reads another stage's results, in needs().
-# CHECK_STAGES="setup selftests builds kernels ..." runs only those (setup first: the
-# others need what it leaves).  It closes with "N passed, N failed, N
-# skipped".
+# CHECK_STAGES="setup selftests builds kernels ..." runs only those
+# (setup first: the others need what it leaves).  It closes with "N
+# passed, N failed, N skipped".
 #
 # The debug kernel (lab/vm/debug-kernel.sh) and the roots of the early
 # warning, the package stage and the systemd stage are made in the

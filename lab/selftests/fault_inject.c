@@ -89,7 +89,7 @@ int inject_set(struct inject *in, const char *dir, const char *attr,
 const char *inject_on(struct inject *in, int *err)
 {
 	static const char *const dirs[] = { "failslab", "fail_page_alloc" };
-	static char area[32];
+	char area[32];
 	unsigned long start;
 	unsigned int d, a;
 	const char *attrs[][2] = {

@@ -118,8 +118,9 @@ function pct(a, b) { return b ? sprintf("%.1f%%", 100 * a / b) : "-" }
 	key = file SUBSEP line SUBSEP $2
 	if (other && !(key in br)) next
 	if (!(key in br)) { nbr[file, fnof[file, line]]++; nbr[file]++; arms[file, line]++ }
-	if (!(key in br) || br[key] == 0) if (c > 0) { tbr[file, fnof[file, line]]++; tbr[file]++ }
-	if (!(key in br) && c > 0 || br[key] == 0 && c > 0) taken[file, line]++
+	if (c > 0 && (!(key in br) || br[key] == 0)) {
+		tbr[file, fnof[file, line]]++; tbr[file]++; taken[file, line]++
+	}
 	br[key] += c
 	next
 }
