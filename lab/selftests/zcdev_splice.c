@@ -74,24 +74,34 @@ TEST_F_TIMEOUT(zcdev, splice_sizes, 240)
 		1, 4095, 4096, 4097, 3 * 4096 + 5, 65536,
 	};
 	unsigned int i, k;
+	ssize_t r, n;
 	int p[2];
 	loff_t off;
 
 	if (!splice_ready(_metadata, self, variant, p))
 		return;
+	/*
+	 * What came is read back, not what was asked: a short splice fails
+	 * the test, and must not leave its read waiting for bytes that will
+	 * never come (stock 7.x-rt's /dev/full has been seen to give 4096
+	 * bytes of 4097 under load, its pages allocated in bulk).
+	 */
 	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
-		EXPECT_EQ((ssize_t)sizes[i], splice(self->fd, NULL, p[1], NULL,
-						    sizes[i], 0))
+		r = splice(self->fd, NULL, p[1], NULL, sizes[i], 0);
+		EXPECT_EQ((ssize_t)sizes[i], r)
 			TH_LOG("splice of %zu: %s", sizes[i], strerror(errno));
 		EXPECT_EQ((int)sizes[i], pipe_bytes(p[0]));
-		EXPECT_EQ(0, read_zeros(p[0], sizes[i]));
+		EXPECT_EQ(0, read_zeros(p[0], r > 0 ? r : 0));
 		EXPECT_EQ(0, pipe_bytes(p[0]));
 	}
 	/* ten 1-byte splices, then read back at once */
-	for (k = 0; k < 10; k++)
-		EXPECT_EQ(1, splice(self->fd, NULL, p[1], NULL, 1, 0));
+	for (k = 0, n = 0; k < 10; k++) {
+		r = splice(self->fd, NULL, p[1], NULL, 1, 0);
+		EXPECT_EQ(1, r);
+		n += r > 0 ? r : 0;
+	}
 	EXPECT_EQ(10, pipe_bytes(p[0]));
-	EXPECT_EQ(0, read_zeros(p[0], 10));
+	EXPECT_EQ(0, read_zeros(p[0], n));
 	/* nothing asked, nothing given */
 	EXPECT_EQ(0, splice(self->fd, NULL, p[1], NULL, 0, 0));
 	EXPECT_EQ(0, pipe_bytes(p[0]));
